@@ -1,0 +1,13 @@
+"""Game rules, pure and synchronous. ``GAMES`` maps a game's name to its class."""
+
+from __future__ import annotations
+
+from .base import Fault, Game, GameResult, SeatResult
+from .chaos import ChaosLeague, RoShamBo
+
+GAMES: dict[str, type[Game]] = {
+    ChaosLeague.name: ChaosLeague,
+    RoShamBo.name: RoShamBo,
+}
+
+__all__ = ["GAMES", "Fault", "Game", "GameResult", "SeatResult", "ChaosLeague", "RoShamBo"]

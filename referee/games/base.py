@@ -1,0 +1,103 @@
+"""The interface between a game's rules and the match driver.
+
+A game is a pure state machine: no I/O, no clocks, no trio. The driver asks it
+which seats must act, what each of them is shown, whether an action is legal,
+and what happens when a step resolves. The same calls re-check a replay.
+
+The shape fits simultaneous games (Chaos League: every seat acts each step),
+turn-based games (Liar's Dice: one seat acts, the others wait) and multi-phase
+hidden moves (CTM: commit, reveal, commit, reveal are separate steps) without
+changing the driver: ``to_act`` may name any subset of the seats.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Sequence
+from typing import Any, ClassVar, Generic, TypeVar
+
+import msgspec
+
+StateT = TypeVar("StateT")
+
+
+class Fault(msgspec.Struct, frozen=True, omit_defaults=True):
+    """A seat's failure to give a valid action, or worse.
+
+    ``kind`` is one of the names in ``referee.faults``; ``detail`` is for humans.
+    """
+
+    kind: str
+    detail: str = ""
+
+
+class SeatResult(msgspec.Struct, frozen=True):
+    """One seat's share of a finished game."""
+
+    seat: int
+    placement: int  # 1 is best; equal placements are a tie
+    scores: dict[str, float]  # the game's score components, the ranking one first
+    stats: dict[str, Any]  # counts for tables (wins, tokens spent, ...)
+
+
+class GameResult(msgspec.Struct, frozen=True):
+    seats: list[SeatResult]
+    winner: int | None  # the seat that won, or None for a draw / no single winner
+    reason: str  # "complete", "disqualification", ...
+    steps: int  # steps actually played
+
+
+class Game(abc.ABC, Generic[StateT]):
+    """Rules of one game with fixed parameters."""
+
+    name: ClassVar[str]
+    title: ClassVar[str]
+    # Struct a bot's reply decodes into; unknown fields are a protocol error.
+    action_type: ClassVar[type[msgspec.Struct]]
+    # Struct sent to a seat when it must act (tag "turn").
+    observation_type: ClassVar[type[msgspec.Struct]]
+    # Struct describing what a resolved step did (stored in the replay).
+    outcome_type: ClassVar[type[msgspec.Struct]]
+
+    seats: int
+    default_steps: ClassVar[int]
+
+    @abc.abstractmethod
+    def params(self) -> dict[str, Any]:
+        """Parameters as told to bots in ``hello`` and stored in replays."""
+
+    @abc.abstractmethod
+    def new_state(self, seed: int) -> StateT:
+        """The state before the first step; any randomness the referee owns comes from seed."""
+
+    @abc.abstractmethod
+    def to_act(self, state: StateT) -> Sequence[int]:
+        """Seats that must send an action for the next step."""
+
+    @abc.abstractmethod
+    def observe(self, state: StateT, seat: int) -> msgspec.Struct:
+        """What ``seat`` is shown before it acts."""
+
+    @abc.abstractmethod
+    def check(self, state: StateT, seat: int, action: Any) -> str | None:
+        """None when the decoded action is legal now, else why it is not."""
+
+    @abc.abstractmethod
+    def resolve(self, state: StateT, actions: Sequence[Any | None]) -> msgspec.Struct:
+        """Apply one step. ``actions[seat]`` is None for a seat that was asked and faulted
+        (the rules decide the penalty) and for seats not asked. Returns the step's outcome."""
+
+    @abc.abstractmethod
+    def disqualify(self, state: StateT, seats: Sequence[int]) -> None:
+        """Remove seats for good (crash, too many faults), all at once when several go in
+        the same step; the rules decide what it costs them."""
+
+    @abc.abstractmethod
+    def finished(self, state: StateT) -> bool: ...
+
+    @abc.abstractmethod
+    def result(self, state: StateT) -> GameResult: ...
+
+    def step_number(self, state: StateT) -> int:
+        """The number the next step carries in replays (1-based)."""
+        return int(getattr(state, "step"))
