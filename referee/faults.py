@@ -1,0 +1,110 @@
+"""Fault kinds and the per-bot verdict a match records.
+
+A *fault* is one thing a bot did wrong, with the round it happened in. A
+*verdict* is the per-bot summary of a whole match: its final status (the worst
+fault, or ``ok``) plus the measurements a judge needs to trust it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+# Round faults: the bot loses the round and plays on (until too many).
+TIMEOUT = "timeout"
+PROTOCOL_ERROR = "protocol_error"
+ILLEGAL_MOVE = "illegal_move"
+
+# Fatal faults: the bot is disqualified at once.
+UNSOLICITED_OUTPUT = "unsolicited_output"
+LINE_TOO_LONG = "line_too_long"
+CLOSED_STDIN = "closed_stdin"
+CLOSED_STDOUT = "closed_stdout"
+CRASH = "crash"
+MEMORY_LIMIT = "memory_limit"
+CPU_LIMIT = "cpu_limit"
+OUTPUT_LIMIT = "output_limit"
+HANDSHAKE = "handshake"
+TOO_MANY_FAULTS = "too_many_faults"
+ESCAPED_PROCESS = "escaped_process"
+
+# Not the bot's fault: the referee could not start or contain it.
+SANDBOX_ERROR = "sandbox_error"
+
+ROUND_FAULTS = frozenset({TIMEOUT, PROTOCOL_ERROR, ILLEGAL_MOVE})
+FATAL_FAULTS = frozenset(
+    {
+        UNSOLICITED_OUTPUT,
+        LINE_TOO_LONG,
+        CLOSED_STDIN,
+        CLOSED_STDOUT,
+        CRASH,
+        MEMORY_LIMIT,
+        CPU_LIMIT,
+        OUTPUT_LIMIT,
+        HANDSHAKE,
+        TOO_MANY_FAULTS,
+        SANDBOX_ERROR,
+    }
+)
+
+# When several faults happened, the verdict's status is the first of these found.
+STATUS_PRIORITY = (
+    SANDBOX_ERROR,
+    MEMORY_LIMIT,
+    CPU_LIMIT,
+    OUTPUT_LIMIT,
+    LINE_TOO_LONG,
+    UNSOLICITED_OUTPUT,
+    CLOSED_STDIN,
+    CLOSED_STDOUT,
+    CRASH,
+    HANDSHAKE,
+    TIMEOUT,
+    PROTOCOL_ERROR,
+    ILLEGAL_MOVE,
+    TOO_MANY_FAULTS,
+    ESCAPED_PROCESS,
+)
+
+
+class FaultRecord(msgspec.Struct, frozen=True, omit_defaults=True):
+    """One fault: where, what, and a human-readable detail."""
+
+    round: int
+    seat: int
+    kind: str
+    detail: str = ""
+
+
+class Verdict(msgspec.Struct, omit_defaults=True):
+    """Everything the referee measured about one bot in one match."""
+
+    status: str = "ok"
+    round: int | None = None  # round of the fault that set ``status``
+    disqualified: bool = False
+    exit_code: int | None = None
+    signal: str | None = None
+    killed_by_referee: bool = False
+    wall_s: float = 0.0
+    cpu_s: float = 0.0
+    peak_rss_kib: int = 0
+    bytes_in: int = 0  # bytes the bot read (referee -> bot)
+    bytes_out: int = 0  # bytes the bot wrote on stdout
+    max_move_ms: float = 0.0
+    stderr_head: str = ""
+    stderr_tail: str = ""
+    stderr_bytes: int = 0
+    escaped_processes: list[str] = msgspec.field(default_factory=list)
+    faults: list[FaultRecord] = msgspec.field(default_factory=list)
+    extra: dict[str, Any] = msgspec.field(default_factory=dict)
+
+
+def worst_status(kinds: list[str]) -> str:
+    """The status a verdict shows for a set of fault kinds."""
+    present = set(kinds)
+    for kind in STATUS_PRIORITY:
+        if kind in present:
+            return kind
+    return "ok"

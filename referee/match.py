@@ -1,0 +1,766 @@
+"""The match driver: runs one game between bot processes under trio.
+
+This is the thin shell around a pure ``Game``: it moves bytes, keeps time,
+enforces the fault policy and writes the replay. The round loop is written for
+speed (see docs/performance.md): each step it writes every turn, then tries a
+plain non-blocking read of each reply, and parks in trio's event loop (one
+epoll set for all bots) only when a reply has not arrived yet. The previous
+step's replay record is written while the bots think.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import sys
+import tempfile
+import time
+from collections import deque
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import trio
+
+from . import __version__, faults
+from . import sandbox as sbx
+from .faults import FaultRecord, Verdict
+from .games import GAMES, Fault, Game, GameResult
+from .proc import BotProcess, Multiplexer, SpawnError
+from .protocol import (
+    DEFAULT_MAX_LINE,
+    MAX_NAME_LENGTH,
+    PROTOCOL_VERSION,
+    End,
+    Hello,
+    TimeLimits,
+    encode_line,
+    ready_decoder,
+)
+from .replay import FORMAT_NAME, FORMAT_VERSION, BotInfo, Event, Footer, Header, ReplayWriter, Step
+from .replay import utc_now as _utc_now
+
+WATCHDOG_PERIOD = 0.1  # seconds between RSS/CPU polls of each bot's process tree
+SETTLE_S = 0.2  # how long a closed pipe waits for the process exit before being judged
+EXIT_GRACE_S = 0.5  # after "end", how long bots get to exit by themselves
+PROGRESS_EVERY = 256  # steps between progress callbacks and scheduler checkpoints
+
+
+class BotSpec(msgspec.Struct, frozen=True):
+    """A bot as the organiser named it: a command line and an optional label."""
+
+    command: list[str]
+    label: str | None = None
+
+
+class MatchConfig(msgspec.Struct, frozen=True, kw_only=True):
+    game: str = "chaos"
+    rounds: int | None = None  # None: the game's default
+    tokens: int | None = None  # Chaos League only; None: the game's default
+    seed: int = 0
+    move_timeout: float = 1.0
+    handshake_timeout: float = 10.0
+    time_bank: float = 3.0
+    max_faults: int = 3
+    max_line: int = DEFAULT_MAX_LINE
+    sandbox: str = "auto"
+    limits: sbx.Limits = msgspec.field(default_factory=sbx.Limits)
+    replay: str | None = None
+    log_dir: str | None = None  # where per-bot stderr logs go (None: next to the replay)
+
+
+class MatchOutcome(msgspec.Struct):
+    header: Header
+    result: GameResult
+    verdicts: list[Verdict]
+    faults: list[FaultRecord]
+    replay: str | None
+    wall_s: float
+    replay_hash: str
+
+
+class UsageError(Exception):
+    """A problem with what the user asked for (bad command, bad parameter)."""
+
+
+def derive_seed(match_seed: int, *parts: object) -> int:
+    """A 63-bit seed for a seat (or any sub-purpose) from the match seed."""
+    text = ":".join(str(p) for p in ("referee", match_seed, *parts))
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big") >> 1
+
+
+def make_game(cfg: MatchConfig) -> Game:
+    cls = GAMES.get(cfg.game)
+    if cls is None:
+        raise UsageError(f"unknown game {cfg.game!r}; known: {', '.join(sorted(GAMES))}")
+    kwargs: dict[str, Any] = {}
+    if cfg.rounds is not None:
+        kwargs["rounds"] = cfg.rounds
+    if cfg.tokens is not None:
+        kwargs["tokens"] = cfg.tokens
+    try:
+        return cls(**kwargs)  # type: ignore[call-arg]
+    except (TypeError, ValueError) as exc:
+        raise UsageError(f"bad parameters for {cfg.game}: {exc}") from None
+
+
+def file_digest(command: Sequence[str]) -> str | None:
+    """sha256 over every file the command names (the executable, its script...),
+    so a changed bot is noticed on re-run."""
+    h = hashlib.sha256()
+    found = False
+    for i, arg in enumerate(command):
+        path = shutil.which(arg) if i == 0 else arg
+        if not path or not os.path.isfile(path):
+            continue
+        found = True
+        with open(path, "rb") as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                h.update(chunk)
+    return h.hexdigest() if found else None
+
+
+def bot_dir_of(command: Sequence[str]) -> Path | None:
+    """The directory holding the bot's own files: its script, else its executable."""
+    for arg in reversed(command):
+        if "/" in arg and os.path.isfile(arg):
+            return Path(arg).resolve().parent
+    exe = shutil.which(command[0]) if command else None
+    return Path(exe).resolve().parent if exe else None
+
+
+class _Seat:
+    """Driver-side bookkeeping for one seat."""
+
+    def __init__(self, spec: BotSpec, seed: int) -> None:
+        self.spec = spec
+        self.seed = seed
+        self.bot: BotProcess | None = None
+        self.verdict = Verdict()
+        self.owed: deque[int] = deque()  # steps whose reply has not arrived yet, oldest first
+        self.bank = 0.0
+        self.round_faults = 0
+        self.out = False  # disqualified / gone
+        self.scratch: Path | None = None
+        self.name: str | None = None
+        self.version: str | None = None
+        self.peak_rss = 0
+        self.cpu_s = 0.0
+        self.max_move = 0.0
+
+
+class Match:
+    def __init__(
+        self,
+        bots: Sequence[BotSpec],
+        cfg: MatchConfig,
+        progress: Callable[[int, int, Any], None] | None = None,
+    ) -> None:
+        self.cfg = cfg
+        self.game = make_game(cfg)
+        if len(bots) != self.game.seats:
+            raise UsageError(
+                f"{self.game.title} is played by {self.game.seats} bots, {len(bots)} given"
+            )
+        self.seats = [_Seat(spec, derive_seed(cfg.seed, seat)) for seat, spec in enumerate(bots)]
+        self.progress = progress
+        self.faults: list[FaultRecord] = []
+        self.writer = ReplayWriter(Path(cfg.replay) if cfg.replay else None)
+        self.mux: Multiplexer | None = None
+        self.layer: sbx.Layer | None = None
+        self.events: list[Event] = []
+        self.total_steps = getattr(self.game, "rounds", 0)
+
+    # -- faults ----------------------------------------------------------------
+
+    def _fault(self, seat: int, step: int, kind: str, detail: str) -> Fault:
+        rec = FaultRecord(round=step, seat=seat, kind=kind, detail=detail[:500])
+        self.faults.append(rec)
+        s = self.seats[seat]
+        s.verdict.faults.append(rec)
+        if kind in faults.ROUND_FAULTS:
+            s.round_faults += 1
+        return Fault(kind, detail[:500])
+
+    # -- start-up --------------------------------------------------------------
+
+    def _spawn_all(self) -> None:
+        cfg = self.cfg
+        self.layer = sbx.choose_layer(cfg.sandbox)
+        log_dir: Path | None = None
+        if cfg.log_dir:
+            log_dir = Path(cfg.log_dir)
+        elif cfg.replay:
+            log_dir = Path(cfg.replay).parent
+        if log_dir is not None:
+            log_dir.mkdir(parents=True, exist_ok=True)
+        stem = Path(cfg.replay).name.split(".")[0] if cfg.replay else "match"
+        for seat, s in enumerate(self.seats):
+            s.scratch = Path(tempfile.mkdtemp(prefix=f"referee-seat{seat}-"))
+            marker = f"rfb-{os.getpid()}-{seat}-{os.urandom(4).hex()}"
+            launch = sbx.prepare_launch(
+                list(s.spec.command),
+                bot_dir=bot_dir_of(s.spec.command),
+                scratch=s.scratch,
+                limits=cfg.limits,
+                layer=self.layer,
+                marker=marker,
+            )
+            log = log_dir / f"{stem}.seat{seat}.stderr.log" if log_dir is not None else None
+            s.bot = BotProcess(seat, launch, cfg.max_line, stderr_log=log)
+            s.bank = cfg.time_bank
+        self.mux = Multiplexer([s.bot for s in self.seats if s.bot is not None])
+
+    def _header(self) -> Header:
+        cfg = self.cfg
+        assert self.layer is not None
+        return Header(
+            format=FORMAT_NAME,
+            format_version=FORMAT_VERSION,
+            protocol=PROTOCOL_VERSION,
+            referee_version=__version__,
+            game=self.game.name,
+            params=self.game.params(),
+            seed=cfg.seed,
+            started=_utc_now(),
+            bots=[
+                BotInfo(
+                    seat=i,
+                    command=list(s.spec.command),
+                    name=s.name,
+                    version=s.version,
+                    label=s.spec.label,
+                    sha256=file_digest(s.spec.command),
+                    seed=s.seed,
+                )
+                for i, s in enumerate(self.seats)
+            ],
+            time=self._time_limits_dict(),
+            max_faults=cfg.max_faults,
+            containment={
+                "layer": self.layer.name,
+                "description": self.layer.description,
+                "limits": msgspec.to_builtins(cfg.limits),
+                "max_line": cfg.max_line,
+            },
+        )
+
+    def _time_limits(self) -> TimeLimits:
+        c = self.cfg
+        return TimeLimits(
+            handshake_ms=round(c.handshake_timeout * 1000),
+            move_ms=round(c.move_timeout * 1000),
+            bank_ms=round(c.time_bank * 1000),
+        )
+
+    def _time_limits_dict(self) -> dict[str, int]:
+        t = self._time_limits()
+        return {"handshake_ms": t.handshake_ms, "move_ms": t.move_ms, "bank_ms": t.bank_ms}
+
+    async def _handshake(self) -> list[int]:
+        """Hello and ready with every bot; returns the seats that failed."""
+        assert self.mux is not None
+        limits = self._time_limits()
+        now = time.monotonic()
+        for seat, s in enumerate(self.seats):
+            assert s.bot is not None
+            hello = Hello(
+                protocol=PROTOCOL_VERSION,
+                game=self.game.name,
+                params=self.game.params(),
+                seat=seat,
+                seats=len(self.seats),
+                seed=s.seed,
+                time=limits,
+            )
+            s.bot.send(encode_line(hello))
+            if s.bot.outbuf:
+                self.mux.want_write(s.bot)
+            s.owed.append(0)
+        deadline = now + self.cfg.handshake_timeout
+        waiting = list(range(len(self.seats)))
+        failed: list[int] = []
+        while waiting:
+            now = time.monotonic()
+            still = []
+            for seat in waiting:
+                s = self.seats[seat]
+                bot = s.bot
+                assert bot is not None
+                if not bot.lines:
+                    bot.read_stdout(now)
+                if bot.lines:
+                    line, _t = bot.lines.popleft()
+                    s.owed.popleft()
+                    try:
+                        ready = ready_decoder.decode(line)
+                    except (ValueError, RecursionError) as exc:
+                        self._fault(seat, 0, faults.HANDSHAKE, f"bad ready message: {exc}")
+                        failed.append(seat)
+                        continue
+                    if not ready.name or len(ready.name) > MAX_NAME_LENGTH:
+                        self._fault(seat, 0, faults.HANDSHAKE, "name must be 1-64 characters")
+                        failed.append(seat)
+                        continue
+                    s.name, s.version = ready.name, ready.version
+                    continue
+                gone = await self._gone_reason(seat)
+                if gone is not None:
+                    kind, detail = gone
+                    self._fault(seat, 0, faults.HANDSHAKE, f"{kind}: {detail}")
+                    failed.append(seat)
+                elif now >= deadline:
+                    self._fault(
+                        seat,
+                        0,
+                        faults.HANDSHAKE,
+                        f"no ready message within {self.cfg.handshake_timeout:g} s",
+                    )
+                    failed.append(seat)
+                else:
+                    still.append(seat)
+            waiting = still
+            if waiting:
+                await self.mux.wait(min(deadline - time.monotonic(), WATCHDOG_PERIOD))
+                self._watchdog(0, force=False)
+        return failed
+
+    # -- the loop --------------------------------------------------------------
+
+    async def _gone_reason(self, seat: int) -> tuple[str, str] | None:
+        """If the seat's bot can no longer answer, why (settling the exit first)."""
+        s = self.seats[seat]
+        bot = s.bot
+        assert bot is not None and self.mux is not None
+        if bot.line_too_long:
+            return faults.LINE_TOO_LONG, f"a line exceeded {self.cfg.max_line} bytes"
+        if not (bot.stdout_eof or bot.stdin_broken or bot.exited):
+            return None
+        # A crashing process closes its pipes a moment before it becomes reapable:
+        # wait briefly for the exit so a crash is not misfiled as a closed pipe.
+        if not bot.poll_exit():
+            settle = time.monotonic() + SETTLE_S
+            while not bot.poll_exit() and time.monotonic() < settle:
+                if bot.pidfd is not None and bot.pidfd >= 0:
+                    with trio.move_on_after(settle - time.monotonic()):
+                        await trio.lowlevel.wait_readable(bot.pidfd)
+                else:
+                    await trio.sleep(0.01)
+        if bot.exited:
+            code, sig = bot.exit_description()
+            s.verdict.exit_code, s.verdict.signal = code, sig
+            how = f"killed by {sig}" if sig else f"exit code {code}"
+            return faults.CRASH, f"the bot exited ({how})"
+        if bot.stdout_eof:
+            return faults.CLOSED_STDOUT, "the bot closed its stdout"
+        return faults.CLOSED_STDIN, "the bot closed its stdin"
+
+    def _watchdog(self, step: int, force: bool) -> list[int]:
+        """Poll each live bot's process tree; returns seats over a limit."""
+        now = time.monotonic()
+        if not force and now < getattr(self, "_next_watch", 0.0):
+            return []
+        self._next_watch = now + WATCHDOG_PERIOD
+        over: list[int] = []
+        limits = self.cfg.limits
+        for seat, s in enumerate(self.seats):
+            if s.out or s.bot is None or s.bot.exited:
+                continue
+            usage = sbx.tree_usage(s.bot.pid)
+            s.peak_rss = max(s.peak_rss, usage.rss_kib)
+            s.cpu_s = max(s.cpu_s, usage.cpu_s)
+            if usage.rss_kib > limits.memory_mib * 1024:
+                self._fault(
+                    seat,
+                    step,
+                    faults.MEMORY_LIMIT,
+                    f"process tree RSS {usage.rss_kib // 1024} MiB > {limits.memory_mib} MiB",
+                )
+                over.append(seat)
+            elif usage.cpu_s > limits.cpu_s:
+                self._fault(
+                    seat,
+                    step,
+                    faults.CPU_LIMIT,
+                    f"CPU time {usage.cpu_s:.1f} s > {limits.cpu_s:g} s",
+                )
+                over.append(seat)
+        return over
+
+    def _disqualify(self, seats: list[int], step: int) -> None:
+        seats = [seat for seat in seats if not self.seats[seat].out]
+        if not seats:
+            return
+        for seat in seats:
+            s = self.seats[seat]
+            s.out = True
+            s.verdict.disqualified = True
+            if s.bot is not None and not s.bot.exited:
+                s.bot.kill()
+                s.verdict.killed_by_referee = True
+        self.game.disqualify(self._state, seats)
+        event = Event(n=step, kind="disqualified", seats=seats)
+        self.writer.write(event)
+        self.events.append(event)
+
+    def _take_line(self, seat: int, step: int) -> tuple[bytes, float] | str | None:
+        """The reply to ``step`` if it has arrived; drops late replies to earlier
+        steps; returns a fault kind for output nobody asked for."""
+        s = self.seats[seat]
+        bot = s.bot
+        assert bot is not None
+        while bot.lines:
+            line, t = bot.lines.popleft()
+            if not s.owed:
+                return faults.UNSOLICITED_OUTPUT
+            asked = s.owed.popleft()
+            if asked == step:
+                return line, t
+            # The late answer to a step that already timed out: never used.
+        return None
+
+    async def _play(self) -> None:
+        game = self.game
+        state = self._state
+        mux = self.mux
+        assert mux is not None
+        cfg = self.cfg
+        nseats = len(self.seats)
+        seats = self.seats
+        bots = [s.bot for s in seats]
+        encode = msgspec.json.Encoder().encode
+        decode = msgspec.json.Decoder(game.action_type).decode
+        move_s = cfg.move_timeout
+        pending: Step | None = None
+        writer = self.writer
+        checkpoint_at = PROGRESS_EVERY
+        while not game.finished(state):
+            step = game.step_number(state)
+            asked = game.to_act(state)
+            mux.pump()
+            fatal: list[int] = []
+            # Anything a live bot sent since its last answer was not asked for.
+            for seat in range(nseats):
+                s = seats[seat]
+                bot = bots[seat]
+                if not s.out and bot is not None and bot.lines and not s.owed:
+                    self._fault(seat, step, faults.UNSOLICITED_OUTPUT, "a line nobody asked for")
+                    fatal.append(seat)
+            over = self._watchdog(step, force=False)
+            if fatal or over:
+                self._disqualify(fatal + over, step)
+                continue
+            obs: list[msgspec.Raw | None] = [None] * nseats
+            sent = [0.0] * nseats
+            deadline = [0.0] * nseats
+            now = time.monotonic()
+            for seat in asked:
+                s = seats[seat]
+                bot = bots[seat]
+                assert bot is not None
+                body = encode(game.observe(state, seat))
+                obs[seat] = msgspec.Raw(body)
+                bot.send(body + b"\n")
+                if bot.outbuf:
+                    mux.want_write(bot)
+                s.owed.append(step)
+                sent[seat] = now
+                deadline[seat] = now + move_s + s.bank
+            # Write the previous step's record while the bots think.
+            if pending is not None:
+                writer.write(pending)
+                pending = None
+            actions: list[Any | None] = [None] * nseats
+            acts: list[msgspec.Raw | None] = [None] * nseats
+            step_faults: list[Fault | None] = [None] * nseats
+            latency: list[int | None] = [None] * nseats
+            waiting = list(asked)
+            while waiting:
+                now = time.monotonic()
+                still = []
+                for seat in waiting:
+                    s = seats[seat]
+                    bot = bots[seat]
+                    assert bot is not None
+                    if not bot.lines:
+                        bot.read_stdout(now)
+                    got = self._take_line(seat, step) if bot.lines else None
+                    if got is None:
+                        gone = await self._gone_reason(seat)
+                        if gone is not None:
+                            step_faults[seat] = self._fault(seat, step, *gone)
+                            fatal.append(seat)
+                        elif now >= deadline[seat]:
+                            step_faults[seat] = self._fault(
+                                seat,
+                                step,
+                                faults.TIMEOUT,
+                                f"no reply within {move_s:g} s (+{s.bank:.3f} s bank)",
+                            )
+                            s.bank = 0.0
+                        else:
+                            still.append(seat)
+                        continue
+                    if isinstance(got, str):
+                        step_faults[seat] = self._fault(seat, step, got, "a line nobody asked for")
+                        fatal.append(seat)
+                        continue
+                    line, t = got
+                    took = t - sent[seat]
+                    latency[seat] = int(took * 1e6)
+                    if took > s.max_move:
+                        s.max_move = took
+                    if took > move_s:
+                        s.bank = max(0.0, s.bank - (took - move_s))
+                    try:
+                        action = decode(line)
+                    except (ValueError, RecursionError) as exc:
+                        step_faults[seat] = self._fault(
+                            seat, step, faults.PROTOCOL_ERROR, f"{exc}: {line[:200]!r}"
+                        )
+                        continue
+                    why = game.check(state, seat, action)
+                    if why is not None:
+                        kind = faults.ILLEGAL_MOVE
+                        if "round" in why:
+                            kind = faults.PROTOCOL_ERROR
+                        step_faults[seat] = self._fault(seat, step, kind, why)
+                        continue
+                    actions[seat] = action
+                    acts[seat] = msgspec.Raw(encode(action))
+                waiting = still
+                if waiting:
+                    now = time.monotonic()
+                    wait = min(deadline[seat] for seat in waiting) - now
+                    await mux.wait(min(wait, WATCHDOG_PERIOD))
+                    over = self._watchdog(step, force=False)
+                    for seat in over:
+                        if seat in waiting:
+                            waiting.remove(seat)
+                            fatal.append(seat)
+            outcome = game.resolve(state, actions)
+            pending = Step(
+                n=step,
+                obs=obs,
+                act=acts,
+                us=latency,
+                fault=step_faults,
+                out=msgspec.Raw(encode(outcome)),
+            )
+            for seat in asked:
+                s = seats[seat]
+                if seat not in fatal and s.round_faults >= cfg.max_faults and not s.out:
+                    self._fault(
+                        seat,
+                        step,
+                        faults.TOO_MANY_FAULTS,
+                        f"{s.round_faults} round faults (limit {cfg.max_faults})",
+                    )
+                    fatal.append(seat)
+            if fatal:
+                writer.write(pending)
+                pending = None
+                self._disqualify(fatal, step)
+            if step >= checkpoint_at:
+                checkpoint_at = step + PROGRESS_EVERY
+                if self.progress is not None:
+                    self.progress(step, self.total_steps, state)
+                await trio.lowlevel.checkpoint()
+        if pending is not None:
+            writer.write(pending)
+
+    # -- teardown --------------------------------------------------------------
+
+    async def _finish_bots(self, result: GameResult | None) -> None:
+        """End message, grace period, then kill every tree and reap. Never raises."""
+        mux = self.mux
+        live = [s for s in self.seats if s.bot is not None]
+        for s in live:
+            bot = s.bot
+            assert bot is not None
+            if not bot.exited and not s.out:
+                bot.send(
+                    encode_line(
+                        End(
+                            reason=result.reason if result else "aborted",
+                            rounds=result.steps if result else 0,
+                        )
+                    )
+                )
+            bot.close_stdin()
+        deadline = time.monotonic() + EXIT_GRACE_S
+        with trio.CancelScope(shield=True):
+            while mux is not None:
+                for s in live:
+                    assert s.bot is not None
+                    s.bot.poll_exit()
+                if all(s.bot.exited for s in live if s.bot is not None):
+                    break
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                await mux.wait(min(left, 0.05))
+        for s in live:
+            bot = s.bot
+            assert bot is not None
+            if not bot.exited:
+                s.verdict.killed_by_referee = True
+            bot.kill()
+        # Reap: after SIGKILL this is quick, but bound it for uninterruptible sleeps.
+        reap_deadline = time.monotonic() + 5.0
+        for s in live:
+            bot = s.bot
+            assert bot is not None
+            while not bot.poll_exit() and time.monotonic() < reap_deadline:
+                bot.kill()
+                time.sleep(0.002)
+            while not bot.stderr_eof and bot.stderr_fd >= 0:
+                before = bot.stderr.total
+                bot.read_stderr()
+                if bot.stderr.total == before:
+                    break
+        known = {s.bot.pid for s in live if s.bot is not None}
+        escaped = sbx.sweep_escaped(known)
+        if escaped:
+            for s in live:
+                mine = [e for e in escaped if s.bot is not None and f"-{s.bot.seat}-" in e]
+                if mine or len(live) == 1:
+                    s.verdict.escaped_processes.extend(mine or escaped)
+            unclaimed = [
+                e for e in escaped if not any(e in s.verdict.escaped_processes for s in live)
+            ]
+            for s in live:
+                if unclaimed:
+                    s.verdict.extra["unattributed_escapees"] = unclaimed
+        for s in live:
+            bot = s.bot
+            assert bot is not None
+            code, sig = bot.exit_description()
+            if s.verdict.exit_code is None and s.verdict.signal is None:
+                s.verdict.exit_code, s.verdict.signal = code, sig
+            s.verdict.wall_s = round(time.monotonic() - bot.started, 3)
+            ru = bot.rusage
+            if ru is not None:
+                cpu = float(getattr(ru, "ru_utime", 0.0)) + float(getattr(ru, "ru_stime", 0.0))
+                s.cpu_s = max(s.cpu_s, cpu)
+                s.peak_rss = max(s.peak_rss, int(getattr(ru, "ru_maxrss", 0)))
+            s.verdict.cpu_s = round(s.cpu_s, 3)
+            s.verdict.peak_rss_kib = s.peak_rss
+            s.verdict.bytes_in = bot.bytes_in
+            s.verdict.bytes_out = bot.bytes_out
+            s.verdict.max_move_ms = round(s.max_move * 1000, 3)
+            s.verdict.stderr_head = bot.stderr.head_text()[-2000:]
+            s.verdict.stderr_tail = bot.stderr.tail_text()[-2000:]
+            s.verdict.stderr_bytes = bot.stderr.total
+            bot.close_all()
+        if mux is not None:
+            mux.close()
+        for s in self.seats:
+            if s.scratch is not None:
+                shutil.rmtree(s.scratch, ignore_errors=True)
+
+    async def run(self) -> MatchOutcome:
+        started = time.monotonic()
+        self._state = self.game.new_state(self.cfg.seed)
+        result: GameResult | None = None
+        header: Header | None = None
+        try:
+            try:
+                self._spawn_all()
+            except SpawnError as exc:
+                raise UsageError(str(exc)) from None
+            failed = await self._handshake()
+            header = self._header()
+            self.writer.write(header)
+            self.writer.flush()
+            if failed:
+                self._disqualify(failed, 0)
+            await self._play()
+            result = self.game.result(self._state)
+        finally:
+            with trio.CancelScope(shield=True):
+                await self._finish_bots(result)
+            if result is None:
+                self.writer.close()
+        assert header is not None
+        for s in self.seats:
+            statuses = [f.kind for f in s.verdict.faults]
+            if s.verdict.escaped_processes:
+                statuses.append(faults.ESCAPED_PROCESS)
+            s.verdict.status = faults.worst_status(statuses)
+            first = next((f for f in s.verdict.faults if f.kind == s.verdict.status), None)
+            s.verdict.round = first.round if first else None
+        wall = time.monotonic() - started
+        footer = Footer(
+            result=result,
+            verdicts=[s.verdict for s in self.seats],
+            faults=self.faults,
+            ended=_utc_now(),
+            wall_s=round(wall, 3),
+        )
+        self.writer.write(footer)
+        self.writer.close()
+        return MatchOutcome(
+            header=header,
+            result=result,
+            verdicts=[s.verdict for s in self.seats],
+            faults=self.faults,
+            replay=self.cfg.replay,
+            wall_s=wall,
+            replay_hash=self.writer.last_hash,
+        )
+
+
+def resolve_command(text_or_argv: str | Sequence[str]) -> list[str]:
+    """Turn what the user typed into an argv, or raise UsageError with a fix to try."""
+    import shlex
+
+    from .catalog import lookup_sample_bot
+
+    if isinstance(text_or_argv, str):
+        text = text_or_argv.strip()
+        if not text:
+            raise UsageError("empty bot command")
+        sample = lookup_sample_bot(text)
+        if sample is not None and not os.path.exists(text):
+            return sample
+        try:
+            argv = shlex.split(text)
+        except ValueError as exc:
+            raise UsageError(f"cannot parse bot command {text!r}: {exc}") from None
+    else:
+        argv = list(text_or_argv)
+    if not argv:
+        raise UsageError("empty bot command")
+    exe = argv[0]
+    if exe in ("python", "python3"):
+        # Bots run under the referee's own interpreter: a version-manager shim would
+        # add ~150 ms per start and may not work inside the sandbox.
+        argv[0] = sys.executable
+    elif "/" in exe:
+        if not os.path.exists(exe):
+            raise UsageError(f"bot executable not found: {exe}")
+        if os.path.isdir(exe):
+            raise UsageError(f"bot executable is a directory: {exe}")
+        if not os.access(exe, os.X_OK):
+            hint = " (try: chmod +x, or 'python3 FILE')" if exe.endswith(".py") else ""
+            raise UsageError(f"bot executable is not executable: {exe}{hint}")
+        argv[0] = os.path.abspath(exe)
+    else:
+        found = shutil.which(exe)
+        if found is None:
+            raise UsageError(f"bot executable not found on PATH: {exe}")
+        argv[0] = found
+    # Script arguments that are files become absolute: the bot runs in a scratch dir.
+    return [argv[0]] + [os.path.abspath(a) if os.path.isfile(a) else a for a in argv[1:]]
+
+
+async def run_match(
+    bots: Sequence[BotSpec],
+    cfg: MatchConfig,
+    progress: Callable[[int, int, Any], None] | None = None,
+) -> MatchOutcome:
+    """Play one match; always returns a complete result unless the bots cannot start."""
+    return await Match(bots, cfg, progress).run()

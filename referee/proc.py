@@ -1,0 +1,363 @@
+"""Bot processes: spawning, non-blocking pipes, line framing, stderr capture, teardown.
+
+Nothing here knows a game. ``BotProcess`` owns one bot's pipes and buffers;
+``Multiplexer`` watches every bot's stdout, stderr and exit (pidfd) through one
+epoll object, so a match waits for "anything from any bot" with a single
+park in trio's event loop, and usually not at all: the match loop first tries
+plain non-blocking reads, which succeed when the bot has already answered.
+
+Processes are spawned from trio's main thread with ``subprocess.Popen`` (never
+``trio.lowlevel.open_process``, whose worker thread makes a parent-death signal
+fire ~10 s after spawn); the sandbox module supplies the launcher prefix.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import signal
+import subprocess
+import time
+from collections import deque
+from pathlib import Path
+
+import trio
+
+from . import sandbox
+
+READ_CHUNK = 1 << 16
+STDERR_KEEP = 32 * 1024  # bytes kept from the head and from the tail of stderr
+
+
+class StderrCapture:
+    """Keeps the first and last ``keep`` bytes of a stream plus a total count, and
+    optionally copies up to ``log_cap`` bytes to a log file."""
+
+    def __init__(self, keep: int = STDERR_KEEP, log: Path | None = None, log_cap: int = 1 << 20):
+        self.keep = keep
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.total = 0
+        self._log = open(log, "wb") if log is not None else None  # noqa: SIM115
+        self._log_left = log_cap
+
+    def feed(self, data: bytes) -> None:
+        self.total += len(data)
+        room = self.keep - len(self.head)
+        if room > 0:
+            self.head += data[:room]
+            data = data[room:]
+        if data:
+            self.tail += data
+            if len(self.tail) > self.keep:
+                del self.tail[: len(self.tail) - self.keep]
+        if self._log is not None and self._log_left > 0 and data:
+            chunk = data[: self._log_left]
+            self._log.write(chunk)
+            self._log_left -= len(chunk)
+
+    def feed_log_head(self, data: bytes) -> None:
+        if self._log is not None and self._log_left > 0:
+            chunk = data[: self._log_left]
+            self._log.write(chunk)
+            self._log_left -= len(chunk)
+
+    def close(self) -> None:
+        if self._log is not None:
+            if self._log_left <= 0:
+                self._log.write(b"\n[stderr log truncated by the referee]\n")
+            self._log.close()
+            self._log = None
+
+    def head_text(self) -> str:
+        return self.head.decode("utf-8", "replace")
+
+    def tail_text(self) -> str:
+        return self.tail.decode("utf-8", "replace")
+
+
+class SpawnError(Exception):
+    """The bot could not be started at all (missing, not executable, sandbox refused)."""
+
+
+class BotProcess:
+    """One running bot. All I/O methods are non-blocking and never raise for
+    anything the bot does: they record what happened in attributes instead."""
+
+    def __init__(
+        self,
+        seat: int,
+        launch: sandbox.Launch,
+        max_line: int,
+        stderr_log: Path | None = None,
+    ) -> None:
+        self.seat = seat
+        self.max_line = max_line
+        self.stderr = StderrCapture(log=stderr_log)
+        in_r, in_w = os.pipe2(os.O_CLOEXEC)
+        out_r, out_w = os.pipe2(os.O_CLOEXEC)
+        err_r, err_w = os.pipe2(os.O_CLOEXEC)
+        try:
+            self.popen = subprocess.Popen(
+                launch.argv,
+                stdin=in_r,
+                stdout=out_w,
+                stderr=err_w,
+                env=launch.env,
+                cwd=launch.cwd,
+                start_new_session=True,
+                close_fds=True,
+            )
+        except OSError as exc:
+            for fd in (in_r, in_w, out_r, out_w, err_r, err_w):
+                os.close(fd)
+            raise SpawnError(f"cannot start {launch.argv[0]}: {exc.strerror or exc}") from None
+        for fd in (in_r, out_w, err_w):
+            os.close(fd)
+        self.started = time.monotonic()
+        self.pid = self.popen.pid
+        self.stdin_fd = in_w
+        self.stdout_fd = out_r
+        self.stderr_fd = err_r
+        for fd in (in_w, out_r, err_r):
+            os.set_blocking(fd, False)
+        try:
+            self.pidfd: int | None = os.pidfd_open(self.pid)
+        except OSError:
+            self.pidfd = None
+        sandbox.after_spawn(self.pid)
+        self.inbuf = bytearray()
+        self._scan_from = 0
+        self.lines: deque[tuple[bytes, float]] = deque()
+        self.outbuf = bytearray()
+        self.bytes_in = 0  # written to the bot
+        self.bytes_out = 0  # read from the bot's stdout
+        self.stdout_eof = False
+        self.stdin_broken = False
+        self.stderr_eof = False
+        self.line_too_long = False
+        self.exited = False
+        self.returncode: int | None = None
+        self.reaped = False
+        self.rusage: object | None = None
+
+    # -- writing ---------------------------------------------------------------
+
+    def send(self, data: bytes) -> bool:
+        """Queue and write as much as the pipe takes now. False if stdin is broken."""
+        if self.stdin_broken:
+            return False
+        if self.outbuf:
+            self.outbuf += data
+            return self.flush()
+        try:
+            n = os.write(self.stdin_fd, data)
+        except BlockingIOError:
+            n = 0
+        except (BrokenPipeError, OSError):
+            self.stdin_broken = True
+            return False
+        self.bytes_in += n
+        if n < len(data):
+            self.outbuf += data[n:]
+        return True
+
+    def flush(self) -> bool:
+        while self.outbuf and not self.stdin_broken:
+            try:
+                n = os.write(self.stdin_fd, self.outbuf)
+            except BlockingIOError:
+                return True
+            except (BrokenPipeError, OSError):
+                self.stdin_broken = True
+                return False
+            self.bytes_in += n
+            del self.outbuf[:n]
+        return not self.stdin_broken
+
+    # -- reading ---------------------------------------------------------------
+
+    def read_stdout(self, now: float) -> bool:
+        """One non-blocking read; splits complete lines into ``lines``. True if any bytes."""
+        if self.stdout_eof or self.line_too_long:
+            return False
+        try:
+            data = os.read(self.stdout_fd, READ_CHUNK)
+        except BlockingIOError:
+            return False
+        except OSError:
+            data = b""
+        if not data:
+            self.stdout_eof = True
+            return False
+        self.bytes_out += len(data)
+        buf = self.inbuf
+        buf += data
+        start = 0
+        scan = self._scan_from
+        while True:
+            nl = buf.find(b"\n", scan)
+            if nl < 0:
+                break
+            if nl - start > self.max_line:
+                self.line_too_long = True
+                return True
+            self.lines.append((bytes(buf[start:nl]), now))
+            start = nl + 1
+            scan = start
+        if start:
+            del buf[:start]
+        self._scan_from = len(buf)
+        if len(buf) > self.max_line:
+            self.line_too_long = True
+        return True
+
+    def read_stderr(self) -> None:
+        if self.stderr_eof:
+            return
+        try:
+            data = os.read(self.stderr_fd, READ_CHUNK)
+        except BlockingIOError:
+            return
+        except OSError:
+            data = b""
+        if not data:
+            self.stderr_eof = True
+            return
+        self.stderr.feed(data)
+
+    def poll_exit(self) -> bool:
+        """Reap the process if it has exited (non-blocking). True once exited."""
+        if self.exited:
+            return True
+        try:
+            pid, status, rusage = os.wait4(self.pid, os.WNOHANG)
+        except ChildProcessError:
+            self.exited = True
+            self.reaped = True
+            return True
+        if pid == 0:
+            return False
+        self.exited = True
+        self.reaped = True
+        self.rusage = rusage
+        self.returncode = os.waitstatus_to_exitcode(status)
+        self.popen.returncode = self.returncode  # keep Popen from reaping again
+        return True
+
+    # -- teardown --------------------------------------------------------------
+
+    def kill(self) -> None:
+        sandbox.kill_tree(self.pid)
+
+    def close_stdin(self) -> None:
+        if self.stdin_fd >= 0:
+            try:
+                os.close(self.stdin_fd)
+            except OSError:
+                pass
+            self.stdin_fd = -1
+            self.stdin_broken = True
+
+    def close_all(self) -> None:
+        self.close_stdin()
+        for name in ("stdout_fd", "stderr_fd", "pidfd"):
+            fd = getattr(self, name)
+            if fd is not None and fd >= 0:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+                setattr(self, name, -1)
+        self.stderr.close()
+
+    def exit_description(self) -> tuple[int | None, str | None]:
+        """(exit code, signal name) of a reaped process."""
+        rc = self.returncode
+        if rc is None:
+            return None, None
+        if rc < 0:
+            try:
+                return None, signal.Signals(-rc).name
+            except ValueError:
+                return None, f"signal {-rc}"
+        return rc, None
+
+
+class Multiplexer:
+    """One epoll set over every bot's stdout, stderr and pidfd."""
+
+    def __init__(self, bots: list[BotProcess]) -> None:
+        self.ep = select.epoll()
+        self.handlers: dict[int, tuple[BotProcess, str]] = {}
+        for bot in bots:
+            self._register(bot.stdout_fd, bot, "out")
+            self._register(bot.stderr_fd, bot, "err")
+            if bot.pidfd is not None:
+                self._register(bot.pidfd, bot, "exit")
+        self._writers: set[int] = set()
+
+    def _register(self, fd: int, bot: BotProcess, what: str) -> None:
+        self.ep.register(fd, select.EPOLLIN)
+        self.handlers[fd] = (bot, what)
+
+    def _unregister(self, fd: int) -> None:
+        if fd in self.handlers:
+            try:
+                self.ep.unregister(fd)
+            except (OSError, ValueError):
+                pass
+            del self.handlers[fd]
+
+    def want_write(self, bot: BotProcess) -> None:
+        """Watch a bot's stdin for room while its output buffer is not empty."""
+        fd = bot.stdin_fd
+        if fd < 0 or fd in self._writers:
+            return
+        try:
+            self.ep.register(fd, select.EPOLLOUT)
+        except OSError:
+            return
+        self.handlers[fd] = (bot, "in")
+        self._writers.add(fd)
+
+    def pump(self) -> None:
+        """Handle everything that is ready right now (never blocks)."""
+        try:
+            events = self.ep.poll(0)
+        except InterruptedError:
+            return
+        if not events:
+            return
+        now = time.monotonic()
+        for fd, _mask in events:
+            entry = self.handlers.get(fd)
+            if entry is None:
+                continue
+            bot, what = entry
+            if what == "out":
+                bot.read_stdout(now)
+                if bot.stdout_eof or bot.line_too_long:
+                    self._unregister(fd)
+            elif what == "err":
+                bot.read_stderr()
+                if bot.stderr_eof:
+                    self._unregister(fd)
+            elif what == "exit":
+                bot.poll_exit()
+                self._unregister(fd)
+            else:  # "in": room to write
+                bot.flush()
+                if not bot.outbuf or bot.stdin_broken:
+                    self._writers.discard(fd)
+                    self._unregister(fd)
+
+    async def wait(self, timeout: float) -> None:
+        """Park until some bot has something for us or ``timeout`` seconds pass."""
+        if timeout > 0:
+            with trio.move_on_after(timeout):
+                await trio.lowlevel.wait_readable(self.ep.fileno())
+        self.pump()
+
+    def close(self) -> None:
+        self.ep.close()

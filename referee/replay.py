@@ -1,0 +1,274 @@
+"""Replay files: JSON Lines, written while the match runs, hash-chained.
+
+A replay is a header line, one line per step, any number of event lines, and a
+footer line. Every line ends with an ``"h"`` field: the first 32 hex digits of
+sha256(previous line's h + this line without its h field). Editing any line,
+even with every score fixed up to match, breaks the chain from that line on.
+
+The format is documented for readers in other languages in
+``protocol/replay-format.md``. A path ending in ``.gz`` is gzip-compressed; a
+referee killed mid-match leaves a prefix that reads back (the last line may be
+cut; readers drop it and say so).
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import time
+import zlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+import msgspec
+
+from .faults import FaultRecord, Verdict
+from .games.base import Fault, GameResult
+
+FORMAT_NAME = "referee-replay"
+FORMAT_VERSION = 1
+HASH_HEX = 32  # digits of sha256 kept per line: 128 bits is ample for tamper evidence
+_H_PREFIX = b',"h":"'
+_H_SUFFIX_LEN = len(_H_PREFIX) + HASH_HEX + 2  # ,"h":"<hex>"}
+
+
+class BotInfo(msgspec.Struct, omit_defaults=True):
+    seat: int
+    command: list[str]
+    name: str | None = None  # as the bot gave it in the handshake
+    version: str | None = None
+    label: str | None = None  # as the organiser named it
+    sha256: str | None = None  # of the executable (or the script for interpreters)
+    seed: int = 0
+
+
+class Header(msgspec.Struct, tag="header", tag_field="type", omit_defaults=True):
+    format: str
+    format_version: int
+    protocol: int
+    referee_version: str
+    game: str
+    params: dict[str, Any]
+    seed: int
+    started: str
+    bots: list[BotInfo]
+    time: dict[str, int]
+    max_faults: int
+    containment: dict[str, Any] = msgspec.field(default_factory=dict)
+    h: str = ""
+
+
+class Step(msgspec.Struct, tag="step", tag_field="type", omit_defaults=True):
+    """One resolved step. Lists are indexed by seat; a seat not asked has null obs."""
+
+    n: int
+    obs: list[msgspec.Raw | None]  # the turn message exactly as sent (no newline)
+    act: list[msgspec.Raw | None]  # the decoded action re-encoded, null if none/faulted
+    us: list[int | None]  # reply latency in microseconds
+    fault: list[Fault | None]
+    out: msgspec.Raw  # the game's outcome struct
+    h: str = ""
+
+
+class Event(msgspec.Struct, tag="event", tag_field="type", omit_defaults=True):
+    """Something between steps: a disqualification, a late reply dropped, ..."""
+
+    n: int  # the step it happened at (or after)
+    kind: str
+    seats: list[int]
+    detail: str = ""
+    h: str = ""
+
+
+class Footer(msgspec.Struct, tag="footer", tag_field="type", omit_defaults=True):
+    result: GameResult
+    verdicts: list[Verdict]
+    faults: list[FaultRecord]
+    ended: str
+    wall_s: float
+    h: str = ""
+
+
+Record = Header | Step | Event | Footer
+
+_encoder = msgspec.json.Encoder()
+_record_decoder = msgspec.json.Decoder(Record)  # type: ignore[arg-type]
+
+
+def _digest(prev: bytes, body: bytes) -> bytes:
+    return hashlib.sha256(prev + body).hexdigest()[:HASH_HEX].encode()
+
+
+def chain_line(prev: bytes, body: bytes) -> tuple[bytes, bytes]:
+    """Seal an encoded record (a JSON object without ``h``): returns (line, new h)."""
+    h = _digest(prev, body)
+    return body[:-1] + _H_PREFIX + h + b'"}\n', h
+
+
+def unseal(line: bytes) -> tuple[bytes, bytes] | None:
+    """Split a sealed line into (body without h, h), or None if it has no valid seal."""
+    line = line.rstrip(b"\n")
+    if len(line) < _H_SUFFIX_LEN + 2 or not line.endswith(b'"}'):
+        return None
+    cut = len(line) - _H_SUFFIX_LEN
+    if line[cut : cut + len(_H_PREFIX)] != _H_PREFIX:
+        return None
+    h = line[cut + len(_H_PREFIX) : -2]
+    return line[:cut] + b"}", h
+
+
+def utc_now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+class ReplayWriter:
+    """Streams sealed records to a file; flushes at most every ``flush_s`` seconds
+    so a killed referee leaves a recent, readable prefix without a write per step."""
+
+    def __init__(self, path: Path | None, flush_s: float = 0.25) -> None:
+        self.path = path
+        self._prev = b""
+        self._flush_s = flush_s
+        self._next_flush = 0.0
+        self._raw: IO[bytes] | None = None
+        self._gz: Any = None
+        self._out: Any = None
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._raw = open(path, "wb", buffering=1 << 20)  # noqa: SIM115 (closed in close())
+            if path.suffix == ".gz":
+                # A sync flush every so often keeps the prefix decompressible.
+                self._gz = zlib.compressobj(6, zlib.DEFLATED, 31)
+        self.lines = 0
+
+    def write(self, record: Record) -> bytes:
+        body = _encoder.encode(record)
+        line, self._prev = chain_line(self._prev, body)
+        self.write_sealed(line)
+        return line
+
+    def write_sealed(self, line: bytes) -> None:
+        self.lines += 1
+        if self._raw is None:
+            return
+        if self._gz is not None:
+            self._raw.write(self._gz.compress(line))
+        else:
+            self._raw.write(line)
+        now = time.monotonic()
+        if now >= self._next_flush:
+            self._next_flush = now + self._flush_s
+            self.flush()
+
+    @property
+    def last_hash(self) -> str:
+        return self._prev.decode()
+
+    def flush(self) -> None:
+        if self._raw is None:
+            return
+        if self._gz is not None:
+            self._raw.write(self._gz.flush(zlib.Z_SYNC_FLUSH))
+        self._raw.flush()
+
+    def close(self) -> None:
+        if self._raw is None:
+            return
+        if self._gz is not None:
+            self._raw.write(self._gz.flush(zlib.Z_FINISH))
+            self._gz = None
+        self._raw.close()
+        self._raw = None
+
+
+class ReplayError(Exception):
+    """A replay that cannot be read at all (missing, not a replay, bad header)."""
+
+
+def iter_lines(path: Path) -> Iterator[bytes]:
+    """Yield complete lines of a plain or gzip replay; a cut-off last line or a
+    truncated gzip stream ends the iteration quietly (a killed referee)."""
+    try:
+        f = open(path, "rb")  # noqa: SIM115
+    except OSError as exc:
+        raise ReplayError(f"cannot open {path}: {exc.strerror}") from None
+    with f:
+        magic = f.read(2)
+        f.seek(0)
+        if magic == b"\x1f\x8b":
+            chunks = _gunzip_tolerant(f)
+        else:
+            chunks = iter(lambda: f.read(1 << 20), b"")
+        pending = b""
+        for chunk in chunks:
+            pending += chunk
+            lines = pending.split(b"\n")
+            pending = lines.pop()
+            yield from (line + b"\n" for line in lines)
+        # ``pending`` is a line without its newline: the writer was killed mid-line.
+
+
+def _gunzip_tolerant(f: IO[bytes]) -> Iterator[bytes]:
+    d = zlib.decompressobj(31)
+    while True:
+        data = f.read(1 << 20)
+        if not data:
+            return
+        try:
+            yield d.decompress(data)
+        except zlib.error:
+            return
+        if d.eof:
+            return
+
+
+def decode_record(line: bytes) -> Record:
+    return _record_decoder.decode(line)  # type: ignore[no-any-return]
+
+
+class Replay(msgspec.Struct):
+    """A whole replay in memory (use ``iter_records`` for very long ones)."""
+
+    header: Header
+    steps: list[Step]
+    events: list[Event]
+    footer: Footer | None
+
+
+def iter_records(path: Path) -> Iterator[tuple[bytes, Record]]:
+    """Yield (raw line, decoded record) pairs. Raises ReplayError on a line that is
+    not a replay record, naming its line number."""
+    for number, line in enumerate(iter_lines(path), start=1):
+        try:
+            record = decode_record(line)
+        except (ValueError, RecursionError) as exc:
+            raise ReplayError(f"{path}: line {number} is not a replay record: {exc}") from None
+        yield line, record
+
+
+def read_replay(path: Path) -> Replay:
+    header: Header | None = None
+    steps: list[Step] = []
+    events: list[Event] = []
+    footer: Footer | None = None
+    for _line, record in iter_records(path):
+        if isinstance(record, Header):
+            header = record
+        elif isinstance(record, Step):
+            steps.append(record)
+        elif isinstance(record, Event):
+            events.append(record)
+        else:
+            footer = record
+    if header is None:
+        raise ReplayError(f"{path}: no header line; not a replay")
+    return Replay(header=header, steps=steps, events=events, footer=footer)
+
+
+def open_text(path: Path) -> io.TextIOBase:
+    """Open a replay as text (plain or gzip) for tools that want lines."""
+    if path.suffix == ".gz":
+        return gzip.open(path, "rt", encoding="utf-8")  # type: ignore[return-value]
+    return open(path, encoding="utf-8")  # noqa: SIM115
