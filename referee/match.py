@@ -436,6 +436,8 @@ class Match:
         pending: Step | None = None
         writer = self.writer
         checkpoint_at = PROGRESS_EVERY
+        # Only games that override notices() pay for the call in the loop.
+        has_notices = type(game).notices is not Game.notices
         while not game.finished(state):
             step = game.step_number(state)
             asked = game.to_act(state)
@@ -541,6 +543,13 @@ class Match:
                             waiting.remove(seat)
                             fatal.append(seat)
             outcome = game.resolve(state, actions)
+            if has_notices:
+                for seat, notice in game.notices(state, outcome):
+                    bot = bots[seat]
+                    if not seats[seat].out and bot is not None:
+                        bot.send(encode(notice) + b"\n")
+                        if bot.outbuf:
+                            mux.want_write(bot)
             pending = Step(
                 n=step,
                 obs=obs,

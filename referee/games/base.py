@@ -87,6 +87,11 @@ class Game(abc.ABC, Generic[StateT]):
         """Apply one step. ``actions[seat]`` is None for a seat that was asked and faulted
         (the rules decide the penalty) and for seats not asked. Returns the step's outcome."""
 
+    def notices(self, state: StateT, outcome: msgspec.Struct) -> Sequence[tuple[int, msgspec.Struct]]:
+        """Messages (seat, Struct with tag "notice") to send after a step resolves, for
+        which no reply is expected: e.g. revealed dice after a challenge. Default none."""
+        return ()
+
     @abc.abstractmethod
     def disqualify(self, state: StateT, seats: Sequence[int]) -> None:
         """Remove seats for good (crash, too many faults), all at once when several go in
@@ -100,4 +105,4 @@ class Game(abc.ABC, Generic[StateT]):
 
     def step_number(self, state: StateT) -> int:
         """The number the next step carries in replays (1-based)."""
-        return int(getattr(state, "step"))
+        return int(state.step)
