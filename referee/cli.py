@@ -201,6 +201,22 @@ def _configure_match(p: argparse.ArgumentParser) -> None:
     add_limit_arguments(p)
 
 
+def parse_params(items: Sequence[str]) -> dict[str, Any]:
+    """``KEY=VALUE`` pairs; values are read as JSON when they parse (numbers, true)."""
+    import json
+
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise CliError(f"--param wants KEY=VALUE, got {item!r}")
+        try:
+            out[key] = json.loads(value)
+        except ValueError:
+            out[key] = value
+    return out
+
+
 def _label_of(argv: Sequence[str], given: str) -> str:
     if "/" not in given and " " not in given:
         return given
@@ -240,6 +256,7 @@ def _run_match(args: argparse.Namespace) -> int:
             )
     cfg = MatchConfig(
         game=game,
+        params=parse_params(args.param),
         rounds=args.rounds,
         tokens=args.tokens,
         seed=seed,
@@ -259,7 +276,7 @@ def _run_match(args: argparse.Namespace) -> int:
         from .match import make_game
         from .ui import LiveProgress
 
-        total = getattr(make_game(cfg), "rounds", 0)
+        total = getattr(make_game(cfg, len(specs)), "rounds", 0)
         with LiveProgress(console, total, labels) as live:
             return await run_match(specs, cfg, progress=live.update)
 

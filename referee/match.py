@@ -59,6 +59,7 @@ class MatchConfig(msgspec.Struct, frozen=True, kw_only=True):
     game: str = "chaos"
     rounds: int | None = None  # None: the game's default
     tokens: int | None = None  # Chaos League only; None: the game's default
+    params: dict[str, Any] = msgspec.field(default_factory=dict)  # other game parameters
     seed: int = 0
     move_timeout: float = 1.0
     handshake_timeout: float = 10.0
@@ -91,19 +92,20 @@ def derive_seed(match_seed: int, *parts: object) -> int:
     return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big") >> 1
 
 
-def make_game(cfg: MatchConfig) -> Game:
+def make_game(cfg: MatchConfig, seats: int = 2) -> Game:
+    """The game a config asks for, for ``seats`` bots (UsageError if it cannot be)."""
     cls = GAMES.get(cfg.game)
     if cls is None:
         raise UsageError(f"unknown game {cfg.game!r}; known: {', '.join(sorted(GAMES))}")
-    kwargs: dict[str, Any] = {}
+    params: dict[str, Any] = dict(cfg.params)
     if cfg.rounds is not None:
-        kwargs["rounds"] = cfg.rounds
+        params["rounds"] = cfg.rounds
     if cfg.tokens is not None:
-        kwargs["tokens"] = cfg.tokens
+        params["tokens"] = cfg.tokens
     try:
-        return cls(**kwargs)  # type: ignore[call-arg]
+        return cls.create(seats, params)
     except (TypeError, ValueError) as exc:
-        raise UsageError(f"bad parameters for {cfg.game}: {exc}") from None
+        raise UsageError(f"{cfg.game}: {exc}") from None
 
 
 def file_digest(command: Sequence[str]) -> str | None:
@@ -159,11 +161,7 @@ class Match:
         progress: Callable[[int, int, Any], None] | None = None,
     ) -> None:
         self.cfg = cfg
-        self.game = make_game(cfg)
-        if len(bots) != self.game.seats:
-            raise UsageError(
-                f"{self.game.title} is played by {self.game.seats} bots, {len(bots)} given"
-            )
+        self.game = make_game(cfg, len(bots))
         self.seats = [_Seat(spec, derive_seed(cfg.seed, seat)) for seat, spec in enumerate(bots)]
         self.progress = progress
         self.faults: list[FaultRecord] = []

@@ -62,6 +62,12 @@ class Game(abc.ABC, Generic[StateT]):
     seats: int
     default_steps: ClassVar[int]
 
+    @classmethod
+    def create(cls, seats: int, params: dict[str, Any]) -> Game[Any]:
+        """The game for ``seats`` bots with ``params`` (as given by the organiser, or as
+        recorded in a replay header). Raises ValueError with a readable message."""
+        raise NotImplementedError
+
     @abc.abstractmethod
     def params(self) -> dict[str, Any]:
         """Parameters as told to bots in ``hello`` and stored in replays."""

@@ -174,6 +174,17 @@ class ChaosLeague(Game[ChaosState]):
             raise ValueError("tokens must not be negative")
         self._move_set = frozenset(self.moves)
 
+    @classmethod
+    def create(cls, seats: int, params: dict[str, Any]) -> ChaosLeague:
+        if seats != 2:
+            raise ValueError(f"{cls.title} is played by 2 bots, not {seats}")
+        unknown = set(params) - {"rounds", "tokens", "moves"}
+        if unknown:
+            raise ValueError(f"unknown parameter(s) {', '.join(sorted(unknown))}")
+        if "moves" in params and list(params["moves"]) != list(cls.moves):
+            raise ValueError(f"moves must be {list(cls.moves)}")
+        return cls(rounds=params.get("rounds"), tokens=params.get("tokens"))
+
     def params(self) -> dict[str, Any]:
         return {"rounds": self.rounds, "tokens": self.tokens, "moves": list(self.moves)}
 
