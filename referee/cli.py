@@ -190,6 +190,13 @@ def _configure_match(p: argparse.ArgumentParser) -> None:
         help="match seed (default: random, printed and recorded)",
     )
     p.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a game parameter (repeatable), e.g. --param dice=5",
+    )
+    p.add_argument(
         "--replay",
         metavar="PATH",
         help="replay file (.jsonl, or .jsonl.gz to compress); "
