@@ -13,7 +13,8 @@ changing the driver: ``to_act`` may name any subset of the seats.
 from __future__ import annotations
 
 import abc
-from collections.abc import Sequence
+import inspect
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, Generic, TypeVar
 
 import msgspec
@@ -71,6 +72,23 @@ class Game(abc.ABC, Generic[StateT]):
     @abc.abstractmethod
     def params(self) -> dict[str, Any]:
         """Parameters as told to bots in ``hello`` and stored in replays."""
+
+    @classmethod
+    def from_params(cls, params: Mapping[str, Any]) -> Game[Any]:
+        """The game ``params()`` came from, as a replay stores them (for re-checking).
+
+        The default passes the keys the constructor accepts (derived keys such as
+        Chaos League's ``moves`` are dropped) and raises ValueError unless the
+        rebuilt game reports exactly the same parameters."""
+        accepted = inspect.signature(cls).parameters
+        kwargs = {k: v for k, v in params.items() if k in accepted}
+        try:
+            game = cls(**kwargs)
+        except TypeError as exc:
+            raise ValueError(str(exc)) from None
+        if game.params() != dict(params):
+            raise ValueError(f"parameters {dict(params)} do not rebuild as {game.params()}")
+        return game
 
     @abc.abstractmethod
     def new_state(self, seed: int) -> StateT:
