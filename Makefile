@@ -1,0 +1,51 @@
+# Every target bootstraps the local virtual environment itself, so a fresh clone
+# needs only Python 3.11+, a C compiler and make (node and rustc for those bots).
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: venv bots test lint demo tournament-demo bench schemas clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+## Build the compiled sample bots (C, Rust) into sample_bots/bin/.
+bots:
+	$(MAKE) -C sample_bots
+
+## Lint, format check, type check, then the whole test suite.
+test: venv bots
+	$(PY) -m ruff check referee tests bench sample_bots
+	$(PY) -m ruff format --check referee tests bench sample_bots
+	$(PY) -m mypy referee
+	$(PY) -m pytest -q
+
+lint: venv
+	$(PY) -m ruff check referee tests bench sample_bots
+	$(PY) -m ruff format --check referee tests bench sample_bots
+	$(PY) -m mypy referee
+
+## A full 10,000-round Chaos League match between two sample bots; replay in replays/.
+demo: venv bots
+	$(PY) -m referee match iocaine trickster --seed 2026 --replay replays/demo.jsonl
+	$(PY) -m referee verify replays/demo.jsonl
+
+## A league of the sample bots (pool and finals) as in examples/league.toml.
+tournament-demo: venv bots
+	$(PY) -m referee tournament --config examples/league.toml --out out/league
+
+## Benchmarks: ratios against a C floor and peers (not part of the tests).
+bench: venv bots
+	$(PY) bench/run.py $(BENCH_ARGS)
+
+## Regenerate protocol/schemas/*.json from the message Structs.
+schemas: venv
+	$(PY) -m referee schemas protocol/schemas
+
+clean:
+	rm -rf $(VENV) sample_bots/bin bench/bin replays out .pytest_cache .mypy_cache .ruff_cache
