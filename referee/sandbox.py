@@ -1,0 +1,990 @@
+"""Containment for untrusted bots: launch prefixes, resource limits, process-tree control.
+
+This module only *prepares* processes; it never runs an event loop. The match driver
+builds a :class:`Launch` with :func:`prepare_launch` and starts it itself with
+``subprocess.Popen(launch.argv, env=launch.env, cwd=launch.cwd, start_new_session=True)``
+from the main thread. (``setpriv --pdeathsig`` and ``bwrap --die-with-parent`` fire when
+the *thread* that forked the bot exits; trio's ``open_process`` forks from a worker
+thread that idles out after 10 s and would take the bot with it.)
+
+Layers, strongest first (see ``/work/shared/notes/containment.md`` for the probes):
+
+``bwrap``
+    bubblewrap: user, pid, net, ipc, uts and mount namespaces; a read-only view of
+    ``/usr``, the bot's own files and its interpreter; a writable scratch directory;
+    sized tmpfs for ``/tmp`` and ``/dev/shm``.
+``unshare``
+    util-linux ``unshare``: user, pid, net, ipc and uts namespaces (no network, the
+    referee is invisible and unsignalable), plus a Landlock filesystem policy applied by
+    a small Python shim when the kernel supports Landlock.
+``landlock``
+    no namespaces: Landlock restricts the filesystem, TCP and (ABI >= 6) signals. UDP
+    is *not* blocked and escaped processes are only caught by the subreaper sweep.
+``basic``
+    resource limits, a clean environment and process-tree teardown only. It does not
+    stop network use, file access or signals to the referee.
+
+Every layer runs under the same launcher prefix, which sets the limits before the bot
+exists: ``prlimit ... -- setpriv --no-new-privs --pdeathsig KILL -- choom -n 1000 --``
+(util-linux), or a small Python shim (``python -I -S -c <source of _shim_main>``)
+when those tools are missing or Landlock must be applied.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import functools
+import inspect
+import json
+import os
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import msgspec
+
+MARKER_ENV = "REFEREE_BOT_MARKER"
+LAYERS = ("bwrap", "unshare", "landlock", "basic")  # strongest first: the order "auto" tries
+SANDBOX_CHOICES = ("auto", *LAYERS)
+
+# Exit status of the launcher shim when it could not set up containment (as a shell's
+# "cannot execute"); its stderr line then starts with SHIM_ERROR_PREFIX.
+SHIM_FAILURE_EXIT = 126
+SHIM_ERROR_PREFIX = "referee-sandbox:"
+
+_MIB = 1024 * 1024
+_DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
+# Host entries that may be symlinks into /usr (merged-/usr distros) or real directories.
+_TOP_LEVEL_SYSTEM = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+# The few /etc entries that runtimes need: the dynamic loader's cache, Debian's
+# alternatives (java), time zone, OpenSSL config (node aborts if it is unreadable) and
+# per-JDK config dirs (matched by prefix).
+_ETC_ENTRIES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "localtime", "ssl")
+_ETC_PREFIXES = ("java-",)
+_DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
+# Read-only extras for the Landlock policy (bwrap builds its own /proc and /dev). JVMs
+# and node read CPU and cgroup facts from here.
+_LANDLOCK_EXTRA_RO = ("/sys/devices/system/cpu", "/sys/fs/cgroup")
+_PROC_GLOBAL_RO = ("/proc/cpuinfo", "/proc/meminfo", "/proc/stat", "/proc/sys", "/proc/filesystems")
+
+
+class SandboxError(RuntimeError):
+    """A containment layer is unavailable or could not be set up (not the bot's fault)."""
+
+
+class Limits(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """Resource limits for one bot in one match.
+
+    The defaults suit Python, node and JVM bots. Kernel limits are backstops; the
+    referee's own watchdog (RSS and CPU of the whole tree) decides the verdict.
+    """
+
+    # Per-match CPU budget in seconds (RLIMIT_CPU soft; hard = soft + 1, so SIGXCPU
+    # comes first and SIGKILL one second later even if the bot catches SIGXCPU).
+    cpu_s: int = 600
+    # RSS limit of the bot's whole process tree, enforced by the referee's watchdog.
+    memory_mib: int = 1024
+    # RLIMIT_AS backstop only: node needs ~1 GiB and a default JVM >= 4 GiB of address
+    # space, so this cannot be the memory limit.
+    address_space_mib: int = 16384
+    # RLIMIT_FSIZE: largest file the bot may write.
+    file_size_mib: int = 64
+    # RLIMIT_NOFILE.
+    open_files: int = 256
+    # Size of bwrap's private /tmp and /dev/shm (each); their pages are not in the RSS.
+    tmpfs_mib: int = 64
+    # Process/thread cap: RLIMIT_NPROC only when the referee is not root (the kernel
+    # exempts root), on top of the uid's current count. The driver can also compare
+    # ``len(tree_usage(pid).pids)`` against it.
+    processes: int = 256
+
+
+class Layer(msgspec.Struct, frozen=True):
+    """A containment layer that passed its start-up self-test on this machine."""
+
+    name: str
+    description: str  # tool versions, e.g. "bwrap 0.8.0; limits via util-linux 2.38.1"
+    warning: str | None = None  # shown loudly to the user when the layer is weak
+    # What the layer isolates beyond Layer 0: "net" (no network), "tcp" (TCP only),
+    # "pid" (own pid namespace), "fs" (private filesystem view), "signals" (cannot
+    # signal the referee), "proc" (cannot read other processes' /proc), "tmpfs" (sized
+    # /tmp and /dev/shm).
+    isolation: tuple[str, ...] = ()
+    self_test_ms: float = 0.0
+    skipped: tuple[str, ...] = ()  # stronger layers that failed under "auto", with reasons
+    landlock_abi: int = 0  # 0 when Landlock is not applied by this layer
+    tools: dict[str, str] = msgspec.field(default_factory=dict)  # resolved helper paths
+
+
+class Launch(msgspec.Struct, frozen=True):
+    """What to pass to ``subprocess.Popen`` (always with ``start_new_session=True``)."""
+
+    argv: list[str]
+    env: dict[str, str]
+    cwd: str
+    layer: str
+
+
+class TreeUsage(NamedTuple):
+    """Resource use of a process tree at one instant."""
+
+    rss_kib: int  # sum of the resident set of every live process in the tree
+    cpu_s: float  # user + system CPU, including children that were already reaped
+    pids: list[int]  # the tree, root first
+
+
+# ---------------------------------------------------------------------------
+# Layer selection
+
+
+_self_tests: dict[str, Layer | SandboxError] = {}
+
+
+def choose_layer(name: str = "auto") -> Layer:
+    """Return a working containment layer.
+
+    ``name`` is "auto" (the strongest layer that passes its self-test) or one of
+    :data:`LAYERS` (that layer or :class:`SandboxError`). Each self-test actually starts
+    ``true`` under the layer's full launch prefix; results are cached per process.
+    """
+    if name not in SANDBOX_CHOICES:
+        raise ValueError(f"unknown sandbox layer {name!r}; choose one of {SANDBOX_CHOICES}")
+    if name != "auto":
+        result = _tested_layer(name)
+        if isinstance(result, SandboxError):
+            raise result
+        return result
+    skipped: list[str] = []
+    for candidate in LAYERS:
+        result = _tested_layer(candidate)
+        if isinstance(result, Layer):
+            return msgspec.structs.replace(result, skipped=tuple(skipped))
+        skipped.append(f"{candidate}: {result}")
+    raise SandboxError("no containment layer works here: " + "; ".join(skipped))
+
+
+def _tested_layer(name: str) -> Layer | SandboxError:
+    if name not in _self_tests:
+        start = time.perf_counter()
+        try:
+            layer = _probe_layer(name)
+            _self_test(layer)
+        except SandboxError as exc:
+            _self_tests[name] = exc
+        else:
+            ms = round((time.perf_counter() - start) * 1000, 1)
+            _self_tests[name] = msgspec.structs.replace(layer, self_test_ms=ms)
+    return _self_tests[name]
+
+
+def _probe_layer(name: str) -> Layer:
+    """Static checks for one layer, cheapest first; raises SandboxError."""
+    tools: dict[str, str] = {}
+    limiter = _limiter_tools()
+    tools.update(limiter)
+    limits_by = (
+        f"limits via util-linux {_util_linux_version(limiter['prlimit'])}"
+        if "prlimit" in limiter
+        else "limits via Python shim"
+    )
+    if name == "basic":
+        warning = (
+            "sandbox layer 'basic': bots are NOT isolated. They can use the network, read "
+            "and write your files, read other processes' /proc entries and signal the "
+            "referee. Install bubblewrap (Debian/Ubuntu package 'bubblewrap') or enable "
+            "unprivileged user namespaces for real isolation."
+        )
+        return Layer("basic", f"basic ({limits_by})", warning, (), tools=tools)
+    if name == "landlock":
+        abi = landlock_abi()
+        if abi < 1:
+            raise SandboxError("Landlock is not supported by this kernel")
+        isolation = ["fs", "proc"]
+        if abi >= 4:
+            isolation.append("tcp")
+        if abi >= 6:
+            isolation.append("signals")
+        warning = (
+            "sandbox layer 'landlock': no namespaces. UDP is not blocked"
+            + ("" if abi >= 4 else ", TCP is not blocked")
+            + ("" if abi >= 6 else ", bots can signal the referee")
+            + "; escaped processes are caught only by the subreaper sweep."
+        )
+        return Layer(
+            "landlock",
+            f"landlock ABI {abi} (Python shim)",
+            warning,
+            tuple(isolation),
+            landlock_abi=abi,
+            tools=tools,
+        )
+    if name == "unshare":
+        path = shutil.which("unshare")
+        if path is None:
+            raise SandboxError("unshare (util-linux) not found on PATH")
+        _require_userns()
+        abi = landlock_abi()
+        isolation = ["net", "pid", "signals", "proc"]
+        desc = f"unshare {_util_linux_version(path)}"
+        if abi >= 1:
+            isolation.append("fs")
+            desc += f" + landlock ABI {abi}"
+        tools["unshare"] = path
+        return Layer(
+            "unshare", f"{desc}; {limits_by}", None, tuple(isolation), landlock_abi=abi, tools=tools
+        )
+    if name == "bwrap":
+        path = shutil.which("bwrap")
+        if path is None:
+            raise SandboxError("bwrap not found on PATH (Debian/Ubuntu package 'bubblewrap')")
+        _require_userns()
+        version = _run_quiet([path, "--version"]).strip() or "bwrap (unknown version)"
+        help_text = _run_quiet([path, "--help"])
+        if "--disable-userns" not in help_text:
+            raise SandboxError(f"{version} is too old (needs --disable-userns, bwrap >= 0.8)")
+        isolation = ["net", "pid", "fs", "signals", "proc"]
+        if "--size" in help_text:
+            isolation.append("tmpfs")
+        tools["bwrap"] = path
+        return Layer("bwrap", f"{version}; {limits_by}", None, tuple(isolation), tools=tools)
+    raise ValueError(name)
+
+
+def _require_userns() -> None:
+    try:
+        value = Path("/proc/sys/user/max_user_namespaces").read_text().strip()
+    except OSError:
+        return  # unknown: let the real self-test decide
+    if value == "0":
+        raise SandboxError("user namespaces are disabled (user.max_user_namespaces = 0)")
+
+
+def _self_test(layer: Layer) -> None:
+    """Start ``true`` under the layer exactly as a bot would be started."""
+    with tempfile.TemporaryDirectory(prefix="referee-selftest-") as tmp:
+        launch = prepare_launch(
+            ["true"], bot_dir=None, scratch=Path(tmp), limits=Limits(), layer=layer
+        )
+        try:
+            proc = subprocess.run(
+                launch.argv,
+                env=launch.env,
+                cwd=launch.cwd,
+                start_new_session=True,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                timeout=10,
+                check=False,
+            )
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise SandboxError(f"self-test failed: {exc}") from exc
+        if proc.returncode != 0:
+            err = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+            detail = err[-1] if err else f"exit status {proc.returncode}"
+            raise SandboxError(f"self-test failed: {detail}")
+
+
+def _limiter_tools() -> dict[str, str]:
+    tools = {}
+    for tool in ("prlimit", "setpriv", "choom"):
+        path = shutil.which(tool)
+        if path:
+            tools[tool] = path
+    if "prlimit" not in tools or "setpriv" not in tools:
+        tools.pop("prlimit", None)
+        tools.pop("setpriv", None)
+    return tools
+
+
+def _util_linux_version(path: str) -> str:
+    # "prlimit from util-linux 2.38.1" -> "2.38.1"
+    return _run_quiet([path, "--version"]).strip().rsplit(" ", 1)[-1] or "unknown"
+
+
+def _run_quiet(argv: list[str]) -> str:
+    try:
+        proc = subprocess.run(argv, capture_output=True, timeout=5, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    return (proc.stdout or proc.stderr).decode("utf-8", "replace")
+
+
+def containment_record(layer: Layer, limits: Limits) -> dict[str, Any]:
+    """The ``containment`` section of a match record."""
+    return {
+        "layer": layer.name,
+        "description": layer.description,
+        "isolation": list(layer.isolation),
+        "warning": layer.warning,
+        "limits": msgspec.to_builtins(limits),
+    }
+
+
+# ---------------------------------------------------------------------------
+# Launch preparation
+
+
+def prepare_launch(
+    command: Sequence[str | os.PathLike[str]],
+    *,
+    bot_dir: Path | None,
+    scratch: Path,
+    limits: Limits,
+    layer: Layer,
+    marker: str = "",
+) -> Launch:
+    """Build the argv, environment and cwd that start ``command`` contained in ``layer``.
+
+    Relative paths in ``command`` are resolved against the referee's current directory
+    (the bot's cwd becomes ``scratch``); ``command[0]`` is looked up on the referee's
+    PATH. Inside bwrap every path keeps its host name, so nothing else is rewritten.
+
+    Files visible to the bot under bwrap and Landlock: ``bot_dir`` (if given), the
+    directory of the first argument that names an existing file or directory (the
+    script, jar or class dir), the program itself and the install prefix of every link
+    on its symlink chain (a venv, pyenv, nvm), ``/usr`` and a few ``/etc`` entries.
+    """
+    argv, program, script = _resolve_command(command)
+    scratch = scratch.resolve()
+    scratch.mkdir(mode=0o700, parents=True, exist_ok=True)
+    ro_paths = _bot_paths(program, script, bot_dir)
+
+    inside_tmp = "/tmp" if layer.name == "bwrap" else str(scratch)
+    path_dirs = _DEFAULT_PATH.split(":")
+    program_dir = str(Path(program).parent)
+    if program_dir not in path_dirs:
+        path_dirs.insert(0, program_dir)
+    env = {
+        "PATH": ":".join(path_dirs),
+        "HOME": str(scratch),
+        "LANG": "C.UTF-8",
+        "TMPDIR": inside_tmp,
+    }
+    if marker:
+        env[MARKER_ENV] = marker
+
+    shim_spec: dict[str, Any] = {}
+    prefix: list[str] = []
+    if layer.name == "landlock" or "prlimit" not in layer.tools:
+        # The shim is the first process anyway: let it set the limits too.
+        shim_spec.update(_shim_limits(limits))
+    else:
+        prefix += _util_linux_prefix(limits, layer.tools)
+
+    if layer.name == "bwrap":
+        prefix += _bwrap_args(layer, limits, ro_paths, scratch, env)
+    elif layer.name == "unshare":
+        prefix += [
+            layer.tools["unshare"],
+            "--user",
+            "--map-root-user",
+            "--net",
+            "--pid",
+            "--fork",
+            "--ipc",
+            "--uts",
+            "--kill-child",
+            "--mount-proc",
+            "--",
+        ]
+    if layer.landlock_abi >= 1:
+        shim_spec["landlock"] = _landlock_policy(layer.landlock_abi, ro_paths, scratch)
+    if shim_spec:
+        prefix += _shim_argv(shim_spec)
+    return Launch(argv=prefix + argv, env=env, cwd=str(scratch), layer=layer.name)
+
+
+def _resolve_command(
+    command: Sequence[str | os.PathLike[str]],
+) -> tuple[list[str], str, str | None]:
+    """Absolute argv, the program's path, and the first path argument (the script)."""
+    if not command:
+        raise ValueError("empty bot command")
+    argv = [os.fspath(part) for part in command]
+    first = argv[0]
+    found = shutil.which(first) if os.sep not in first else first
+    if found is None or not os.path.exists(found):
+        raise FileNotFoundError(f"bot program not found: {first!r}")
+    argv[0] = os.path.abspath(found)
+    script = None
+    for i, arg in enumerate(argv[1:], start=1):
+        if not arg or arg.startswith("-"):
+            continue
+        # Only the first existing path counts as the bot's own file (its directory is
+        # made visible); later path arguments stay invisible under bwrap/Landlock.
+        if script is None and os.path.exists(arg):
+            argv[i] = script = os.path.abspath(arg)
+        elif os.sep in arg and not os.path.isabs(arg) and os.path.exists(arg):
+            argv[i] = os.path.abspath(arg)
+    return argv, argv[0], script
+
+
+def _bot_paths(program: str, script: str | None, bot_dir: Path | None) -> list[str]:
+    """Read-only paths a bot needs: its dir, its program's install prefixes, the script."""
+    paths: list[str] = []
+    if bot_dir is not None:
+        paths.append(str(bot_dir.resolve()))
+    for hop in _symlink_chain(program):
+        paths.append(_install_prefix(hop))
+    if script is not None:
+        for hop in _symlink_chain(script):
+            paths.append(hop if os.path.isdir(hop) else _install_prefix(hop))
+    # Keep only paths not already visible under /usr or another entry; parents first.
+    result: list[str] = []
+    for path in sorted(set(paths), key=lambda p: (p.count("/"), p)):
+        if path == "/usr" or path.startswith("/usr/"):
+            continue
+        if any(path == kept or path.startswith(kept.rstrip("/") + "/") for kept in result):
+            continue
+        result.append(path)
+    return result
+
+
+def _symlink_chain(path: str, limit: int = 16) -> list[str]:
+    """``path`` and every symlink target after it, as absolute paths (dirs resolved)."""
+    chain = []
+    current = os.path.abspath(path)
+    for _ in range(limit):
+        # Resolve directories but not the last component: each hop's location matters
+        # (a venv's bin/python lives in the venv even though it links elsewhere).
+        head, tail = os.path.split(current)
+        current = os.path.join(os.path.realpath(head), tail)
+        chain.append(current)
+        if not os.path.islink(current):
+            break
+        current = os.path.join(os.path.dirname(current), os.readlink(current))
+    return chain
+
+
+def _install_prefix(path: str) -> str:
+    """The directory to expose for a program file.
+
+    ``<prefix>/bin/x`` exposes ``<prefix>`` when it looks like an install prefix (has
+    ``lib``/``lib64`` or is a venv): interpreters load their library from there. A
+    directory that is too broad (``/``, a top-level dir, the home dir) is never exposed
+    whole; the file alone is exposed instead.
+    """
+    parent = Path(path).parent
+    candidate = parent
+    if parent.name == "bin":
+        root = parent.parent
+        markers = ("lib", "lib64", "libexec", "pyvenv.cfg")
+        if any((root / m).exists() for m in markers):
+            candidate = root
+    elif parent.name == "shims":
+        # pyenv/rbenv/asdf shims exec the tool from its root, which holds the versions.
+        candidate = parent.parent
+    if _too_broad(candidate):
+        candidate = parent
+    if _too_broad(candidate):
+        return path
+    return str(candidate)
+
+
+def _too_broad(path: Path) -> bool:
+    return len(path.parts) <= 2 or path == Path.home()
+
+
+def _util_linux_prefix(limits: Limits, tools: dict[str, str]) -> list[str]:
+    rl = _rlimits(limits)
+    opts = {
+        "RLIMIT_CPU": "--cpu",
+        "RLIMIT_AS": "--as",
+        "RLIMIT_NOFILE": "--nofile",
+        "RLIMIT_FSIZE": "--fsize",
+        "RLIMIT_CORE": "--core",
+        "RLIMIT_NPROC": "--nproc",
+    }
+    argv = [tools["prlimit"]]
+    argv += [f"{opts[name]}={soft}:{hard}" for name, (soft, hard) in rl.items()]
+    argv += ["--", tools["setpriv"], "--no-new-privs", "--pdeathsig", "KILL", "--"]
+    if "choom" in tools:
+        argv += [tools["choom"], "-n", "1000", "--"]
+    return argv
+
+
+def _rlimits(limits: Limits) -> dict[str, tuple[int, int]]:
+    wanted = {
+        "RLIMIT_CPU": (limits.cpu_s, limits.cpu_s + 1),
+        "RLIMIT_AS": (limits.address_space_mib * _MIB,) * 2,
+        "RLIMIT_NOFILE": (limits.open_files,) * 2,
+        "RLIMIT_FSIZE": (limits.file_size_mib * _MIB,) * 2,
+        "RLIMIT_CORE": (0, 0),
+    }
+    if os.geteuid() != 0:
+        # Root is exempt from RLIMIT_NPROC; for others it counts every task of the uid,
+        # so the cap sits on top of what the user already runs.
+        n = _uid_task_count(os.getuid()) + limits.processes
+        wanted["RLIMIT_NPROC"] = (n, n)
+    result = {}
+    for name, (soft, hard) in wanted.items():
+        # Without CAP_SYS_RESOURCE a hard limit cannot be raised: clamp to what we have.
+        _, cur_hard = resource.getrlimit(getattr(resource, name))
+        if cur_hard != resource.RLIM_INFINITY:
+            hard = min(hard, cur_hard)
+            soft = min(soft, hard)
+        result[name] = (soft, hard)
+    return result
+
+
+def _uid_task_count(uid: int) -> int:
+    count = 0
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            st = os.stat(f"/proc/{entry}")
+            if st.st_uid == uid:
+                count += len(os.listdir(f"/proc/{entry}/task"))
+        except OSError:
+            continue
+    return count
+
+
+def _shim_limits(limits: Limits) -> dict[str, Any]:
+    return {
+        "rlimits": _rlimits(limits),
+        "nnp": True,
+        "pdeathsig": int(signal.SIGKILL),
+        "parent": os.getpid(),
+        "oom_score_adj": 1000,
+    }
+
+
+def _shim_argv(spec: dict[str, Any]) -> list[str]:
+    # -I: ignore PYTHON* variables and the user's site dir; -S: skip site (and with it
+    # the import hooks of editable installs), which makes start-up several times faster.
+    return [sys.executable, "-I", "-S", "-c", _shim_source(), json.dumps(spec), "--"]
+
+
+def _bwrap_args(
+    layer: Layer, limits: Limits, ro_paths: list[str], scratch: Path, env: dict[str, str]
+) -> list[str]:
+    args = [
+        layer.tools["bwrap"],
+        "--unshare-all",
+        "--unshare-user",
+        "--disable-userns",
+        "--die-with-parent",
+        # No --new-session: the referee already made the bot a session leader, and a
+        # new session would put the sandbox's pid 1 out of reach of killpg.
+        "--proc",
+        "/proc",
+        "--dev",
+        "/dev",
+    ]
+    size = str(limits.tmpfs_mib * _MIB)
+    sized = ["--size", size] if "tmpfs" in layer.isolation else []
+    # --dev gives an unsized /dev/shm (a 100 MB write outside the RSS went through in
+    # the probes), so both writable tmpfs get their own size.
+    args += [*sized, "--tmpfs", "/dev/shm", *sized, "--tmpfs", "/tmp"]
+    args += ["--ro-bind", "/usr", "/usr"]
+    for top in _TOP_LEVEL_SYSTEM:
+        if os.path.islink(top):
+            args += ["--symlink", os.readlink(top), top]
+        elif os.path.isdir(top):
+            args += ["--ro-bind", top, top]
+    for etc in _etc_paths():
+        args += ["--ro-bind", etc, etc]
+    scratch_s = str(scratch)
+    mounts = [(p, "--ro-bind") for p in ro_paths if p != scratch_s] + [(scratch_s, "--bind")]
+    # Parents before children, so a deeper bind is not hidden by a later shallower one.
+    for path, how in sorted(mounts, key=lambda m: m[0].count("/")):
+        args += [how, path, path]
+    args += ["--chdir", scratch_s, "--clearenv"]
+    for key, value in env.items():
+        args += ["--setenv", key, value]
+    args.append("--")
+    return args
+
+
+def _etc_paths() -> list[str]:
+    try:
+        names = os.listdir("/etc")
+    except OSError:
+        return []
+    return sorted(
+        f"/etc/{name}"
+        for name in names
+        if name in _ETC_ENTRIES or any(name.startswith(p) for p in _ETC_PREFIXES)
+    )
+
+
+# ---------------------------------------------------------------------------
+# Landlock and the launcher shim
+
+_SYS_LANDLOCK_CREATE_RULESET = 444  # same number on every architecture (since 5.13)
+_PR_SET_CHILD_SUBREAPER = 36
+
+
+def _libc() -> ctypes.CDLL:
+    lib = ctypes.CDLL(None, use_errno=True)
+    lib.syscall.restype = ctypes.c_long
+    return lib
+
+
+def landlock_abi() -> int:
+    """The kernel's Landlock ABI version, or 0 when Landlock is unavailable."""
+    try:
+        abi = _libc().syscall(
+            ctypes.c_long(_SYS_LANDLOCK_CREATE_RULESET),
+            None,
+            ctypes.c_size_t(0),
+            ctypes.c_uint32(1),  # LANDLOCK_CREATE_RULESET_VERSION
+        )
+    except (OSError, AttributeError):
+        return 0
+    return max(int(abi), 0)
+
+
+def _landlock_policy(abi: int, ro_paths: Iterable[str], scratch: Path) -> dict[str, Any]:
+    ro = ["/usr", *(p for p in _TOP_LEVEL_SYSTEM if os.path.exists(p)), *_etc_paths()]
+    ro += [p for p in _LANDLOCK_EXTRA_RO if os.path.exists(p)]
+    ro += list(ro_paths)
+    # "/proc/self" is opened by the shim, so the rule covers the bot's own /proc entry
+    # only (its pid does not change at exec). Other processes' entries stay closed:
+    # as root, Landlock's ptrace check alone lets /proc/<referee>/environ be read.
+    ro += ["/proc/self", *_PROC_GLOBAL_RO]
+    return {"abi": abi, "ro": ro, "rw": [str(scratch)], "dev": list(_DEVICES)}
+
+
+def _shim_main(args: list[str]) -> None:
+    """Launcher shim: ``python -I -S -c <this function's source> SPEC -- ARGV``.
+
+    Applies the SPEC (rlimits, no-new-privs, parent-death signal, oom_score_adj,
+    Landlock policy) to itself, then execs ARGV. It runs without ``site`` so that it
+    starts in a few ms, hence it is self-contained: standard library only, no module
+    globals. Any failure exits with status 126 and a ``referee-sandbox:`` line on
+    stderr; the bot is never started half-contained.
+    """
+    import ctypes
+    import json
+    import os
+    import resource
+    import stat
+    import sys
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+
+    def check(result: int, what: str) -> int:
+        if result < 0:
+            err = ctypes.get_errno()
+            raise OSError(err, f"{what}: {os.strerror(err)}")
+        return result
+
+    def apply_landlock(policy: dict) -> None:  # a JSON object from _landlock_policy
+        abi = int(policy["abi"])
+        handled = (1 << 13) - 1  # ABI 1: execute .. make_sym
+        if abi >= 2:
+            handled |= 1 << 13  # refer
+        if abi >= 3:
+            handled |= 1 << 14  # truncate
+        if abi >= 5:
+            handled |= 1 << 15  # ioctl_dev
+        execute, write_file, read_file, read_dir = 1, 2, 4, 8
+        file_rights = execute | write_file | read_file | (1 << 14) | (1 << 15)
+
+        class RulesetAttr(ctypes.Structure):
+            _fields_ = [
+                ("handled_access_fs", ctypes.c_uint64),
+                ("handled_access_net", ctypes.c_uint64),  # ABI 4: TCP bind and connect
+                ("scoped", ctypes.c_uint64),  # ABI 6: abstract unix sockets and signals
+            ]
+
+        class PathBeneathAttr(ctypes.Structure):
+            _pack_ = 1
+            _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
+
+        attr = RulesetAttr(handled, 3 if abi >= 4 else 0, 3 if abi >= 6 else 0)
+        size = 8 if abi < 4 else 16 if abi < 6 else 24  # the struct grew with the ABI
+        ruleset = check(
+            libc.syscall(
+                ctypes.c_long(444), ctypes.byref(attr), ctypes.c_size_t(size), ctypes.c_uint32(0)
+            ),
+            "landlock_create_ruleset",
+        )
+        rules = [(p, execute | read_file | read_dir) for p in policy["ro"]]
+        rules += [(p, handled) for p in policy["rw"]]
+        rules += [(p, read_file | write_file | (1 << 15)) for p in policy["dev"]]
+        for path, rights in rules:
+            try:
+                fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+            except OSError:
+                continue  # absent on this machine: nothing to allow
+            try:
+                # Rules on a file may only carry file rights (EINVAL otherwise).
+                if not stat.S_ISDIR(os.fstat(fd).st_mode):
+                    rights &= file_rights
+                rule = PathBeneathAttr(rights & handled, fd)
+                check(
+                    libc.syscall(
+                        ctypes.c_long(445),
+                        ctypes.c_int(ruleset),
+                        ctypes.c_int(1),  # LANDLOCK_RULE_PATH_BENEATH
+                        ctypes.byref(rule),
+                        ctypes.c_uint32(0),
+                    ),
+                    f"landlock_add_rule({path})",
+                )
+            finally:
+                os.close(fd)
+        check(libc.prctl(38, 1, 0, 0, 0), "prctl(PR_SET_NO_NEW_PRIVS)")
+        check(
+            libc.syscall(ctypes.c_long(446), ctypes.c_int(ruleset), ctypes.c_uint32(0)),
+            "landlock_restrict_self",
+        )
+        os.close(ruleset)
+
+    try:
+        spec = json.loads(args[0])
+        if len(args) < 3 or args[1] != "--":
+            raise ValueError("usage: SPEC -- ARGV")
+        argv = args[2:]
+        for name, (soft, hard) in spec.get("rlimits", {}).items():
+            resource.setrlimit(getattr(resource, name), (soft, hard))
+        if spec.get("nnp"):
+            check(libc.prctl(38, 1, 0, 0, 0), "prctl(PR_SET_NO_NEW_PRIVS)")
+        if spec.get("pdeathsig"):
+            check(libc.prctl(1, int(spec["pdeathsig"]), 0, 0, 0), "prctl(PR_SET_PDEATHSIG)")
+            if os.getppid() != spec.get("parent", os.getppid()):
+                raise RuntimeError("the referee exited during start-up")
+        if spec.get("oom_score_adj") is not None:
+            try:
+                with open("/proc/self/oom_score_adj", "w") as f:
+                    f.write(str(spec["oom_score_adj"]))
+            except OSError:
+                pass  # best effort: a host OOM then picks by size alone
+        if spec.get("landlock"):
+            apply_landlock(spec["landlock"])
+        os.execv(argv[0], argv)
+    except Exception as exc:  # every setup failure alike: never run the bot half-contained
+        sys.stderr.write(f"referee-sandbox: {type(exc).__name__}: {exc}\n")
+        sys.stderr.flush()
+        os._exit(126)
+
+
+@functools.cache
+def _shim_source() -> str:
+    body = textwrap.dedent(inspect.getsource(_shim_main))
+    return f"{body}\nimport sys\n_shim_main(sys.argv[1:])\n"
+
+
+# ---------------------------------------------------------------------------
+# Process trees
+
+_CLK_TCK = os.sysconf("SC_CLK_TCK")
+_PAGE_KIB = os.sysconf("SC_PAGE_SIZE") // 1024
+
+
+def _read(path: str) -> bytes:
+    """Whole content of a /proc file, or b"" if the process is gone."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return b""
+    try:
+        chunks = []
+        while True:
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                break
+            chunks.append(chunk)
+        return b"".join(chunks)
+    except OSError:
+        return b""
+    finally:
+        os.close(fd)
+
+
+def _children(pid: int | str) -> list[int]:
+    """Direct children of every thread of ``pid`` (threads can fork too)."""
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return []
+    kids: list[int] = []
+    for tid in tids:
+        kids.extend(int(k) for k in _read(f"/proc/{pid}/task/{tid}/children").split())
+    return kids
+
+
+def _descendants(pid: int) -> list[int]:
+    """``pid`` and all its live descendants, breadth first (root first)."""
+    tree = [pid]
+    seen = {pid}
+    i = 0
+    while i < len(tree):
+        for kid in _children(tree[i]):
+            if kid not in seen:
+                seen.add(kid)
+                tree.append(kid)
+        i += 1
+    return tree
+
+
+def _stat_fields(pid: int) -> list[bytes] | None:
+    """Fields of /proc/<pid>/stat after the command name (index 0 = state)."""
+    raw = _read(f"/proc/{pid}/stat")
+    if not raw:
+        return None
+    # The command name is in parentheses and may itself contain spaces and ")".
+    return raw[raw.rfind(b")") + 2 :].split()
+
+
+def tree_usage(pid: int) -> TreeUsage:
+    """RSS and CPU of ``pid`` and all its descendants. Never raises."""
+    rss_pages = 0
+    ticks = 0
+    pids = _descendants(pid)
+    for p in pids:
+        fields = _stat_fields(p)
+        if fields is None or len(fields) < 22:
+            continue
+        # utime, stime, cutime, cstime are fields 14-17 of stat (11-14 here); rss is 24.
+        ticks += int(fields[11]) + int(fields[12]) + int(fields[13]) + int(fields[14])
+        rss_pages += int(fields[21])
+    return TreeUsage(rss_pages * _PAGE_KIB, ticks / _CLK_TCK, pids)
+
+
+def _identity(pid: int) -> tuple[int, bytes] | None:
+    """(pid, start time) for a live, non-zombie process; None if gone or a zombie."""
+    fields = _stat_fields(pid)
+    if fields is None or len(fields) < 20 or fields[0] in (b"Z", b"X"):
+        return None
+    return (pid, fields[19])
+
+
+def _signal(pid: int, sig: int) -> None:
+    try:
+        os.kill(pid, sig)
+    except OSError:
+        pass
+
+
+def _group_members(pgid: int) -> list[int]:
+    members = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            fields = _stat_fields(int(entry))
+            if fields is not None and len(fields) > 3 and fields[3] == str(pgid).encode():
+                members.append(int(entry))
+    return members
+
+
+def kill_tree(pid: int, timeout: float = 2.0) -> int:
+    """SIGKILL ``pid``, its process group and every descendant; return how many were hit.
+
+    Call it *before* reaping ``pid``: once a process dies, its children are re-parented
+    and no longer found under it. Stopping the whole tree first means nothing can fork
+    or re-parent while we collect it. Never raises.
+    """
+    hit: dict[int, bytes] = {}
+    try:
+        with contextlib.suppress(OSError):
+            os.killpg(pid, signal.SIGSTOP)
+        # Stop everything we can see; repeat until a pass finds nobody new, because a
+        # process may have forked between our listing and its stop.
+        for _ in range(50):
+            new = False
+            for p in _descendants(pid):
+                ident = _identity(p)
+                if ident is not None and p not in hit:
+                    hit[p] = ident[1]
+                    _signal(p, signal.SIGSTOP)
+                    new = True
+            if not new:
+                break
+        deadline = time.monotonic() + timeout
+        while True:
+            with contextlib.suppress(OSError):
+                os.killpg(pid, signal.SIGKILL)
+            live = []
+            candidates = set(hit) | set(_descendants(pid)) | set(_group_members(pid))
+            for p in candidates:
+                ident = _identity(p)
+                if ident is None or (p in hit and hit[p] != ident[1]):
+                    continue  # gone, a zombie, or the pid was reused by a stranger
+                hit.setdefault(p, ident[1])
+                _signal(p, signal.SIGKILL)
+                live.append(p)
+            if not live or time.monotonic() > deadline:
+                break
+            time.sleep(0.002)  # SIGKILLed processes need a moment to exit
+    except Exception:  # teardown must never fail the match
+        pass
+    return len(hit)
+
+
+_subreaper: bool | None = None
+
+
+def enable_subreaper() -> bool:
+    """Make orphaned descendants re-parent to this process (once); True on success."""
+    global _subreaper
+    if _subreaper is None:
+        try:
+            _subreaper = _libc().prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+        except (OSError, AttributeError):
+            _subreaper = False
+    return _subreaper
+
+
+def after_spawn(pid: int) -> bool:
+    """Best-effort ``oom_score_adj = 1000`` for the bot's tree (the launcher does it too)."""
+    ok = True
+    for p in _descendants(pid):
+        try:
+            with open(f"/proc/{p}/oom_score_adj", "w") as f:
+                f.write("1000")
+        except OSError:
+            ok = False
+    return ok
+
+
+def _describe(pid: int) -> str:
+    cmdline = _read(f"/proc/{pid}/cmdline").replace(b"\0", b" ").strip()
+    if not cmdline:
+        raw = _read(f"/proc/{pid}/stat")
+        cmdline = raw[raw.find(b"(") : raw.rfind(b")") + 1] or b"?"
+    text = cmdline.decode("utf-8", "replace")
+    return f"{pid} {text[:200]}"
+
+
+def sweep_escaped(exclude_pids: set[int], timeout: float = 2.0) -> list[str]:
+    """Kill and reap this process's children that are not managed bots.
+
+    With :func:`enable_subreaper` on, a bot's orphaned descendants (``setsid`` daemons,
+    double forks) become our children; call this after each teardown. Each one found is
+    SIGKILLed with its tree and reaped by its own pid (never ``waitpid(-1)``, which
+    could steal a managed bot's exit status). Returns "pid cmdline" for each.
+    """
+    found: dict[int, str] = {}
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            strays = [p for p in _children("self") if p not in exclude_pids]
+            if not strays or time.monotonic() > deadline:
+                break
+            for p in strays:
+                if p not in found:
+                    found[p] = _describe(p)
+                kill_tree(p, timeout=0.5)
+                try:
+                    os.waitpid(p, os.WNOHANG)
+                except ChildProcessError:
+                    pass  # someone else reaped it
+            time.sleep(0.002)
+    except Exception:  # teardown must never fail the match
+        pass
+    return list(found.values())
