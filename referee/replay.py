@@ -64,11 +64,13 @@ class Step(msgspec.Struct, tag="step", tag_field="type", omit_defaults=True):
     """One resolved step. Lists are indexed by seat; a seat not asked has null obs."""
 
     n: int
-    obs: list[msgspec.Raw | None]  # the turn message exactly as sent (no newline)
-    act: list[msgspec.Raw | None]  # the decoded action re-encoded, null if none/faulted
+    # Writers put pre-encoded msgspec.Raw values here (the turn exactly as sent, the
+    # decoded action re-encoded); readers get plain JSON values (dicts, lists, None).
+    obs: list[Any]  # per seat: the turn message sent, null if the seat was not asked
+    act: list[Any]  # per seat: the action taken, null if not asked or faulted
     us: list[int | None]  # reply latency in microseconds
     fault: list[Fault | None]
-    out: msgspec.Raw  # the game's outcome struct
+    out: Any  # the game's outcome struct (Chaos League: array-like Outcome)
     h: str = ""
 
 

@@ -58,8 +58,15 @@ def test_resolve_scores_every_pair_of_moves(a, b):
 
 @pytest.mark.parametrize(
     ("tokens", "bucket_name"),
-    [(50, "HIGH"), (40, "HIGH"), (39, "MEDIUM"), (20, "MEDIUM"), (19, "LOW"), (1, "LOW"),
-     (0, "EMPTY")],
+    [
+        (50, "HIGH"),
+        (40, "HIGH"),
+        (39, "MEDIUM"),
+        (20, "MEDIUM"),
+        (19, "LOW"),
+        (1, "LOW"),
+        (0, "EMPTY"),
+    ],
 )
 def test_bucket_boundaries(tokens, bucket_name):
     assert bucket(tokens) == bucket_name

@@ -1,0 +1,64 @@
+"""Shared helpers: run the real CLI, find leftover bot processes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+TEST_BOTS = Path(__file__).resolve().parent / "bots"
+
+
+def run_cli(
+    *args: str, timeout: float = 120, cwd: Path | None = None
+) -> subprocess.CompletedProcess:
+    """``python -m referee ARGS`` as a user would run it."""
+    return subprocess.run(
+        [sys.executable, "-m", "referee", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=cwd or ROOT,
+    )
+
+
+def match_json(*args: str, timeout: float = 120) -> dict[str, Any]:
+    proc = run_cli("match", *args, "--json", timeout=timeout)
+    assert proc.returncode in (0, 3), proc.stderr
+    return json.loads(proc.stdout)
+
+
+def processes_mentioning(text: str) -> list[int]:
+    """PIDs whose command line contains ``text`` (a test's unique path)."""
+    found = []
+    needle = text.encode()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                cmdline = f.read()
+        except OSError:
+            continue
+        if needle in cmdline:
+            found.append(int(entry))
+    return found
+
+
+@pytest.fixture
+def bot_copy(tmp_path: Path):
+    """Copy a test bot into the test's own directory, so leftover processes are
+    recognisable by path and nothing is shared between tests."""
+
+    def make(name: str) -> Path:
+        target = tmp_path / name
+        target.write_bytes((TEST_BOTS / name).read_bytes())
+        return target
+
+    return make

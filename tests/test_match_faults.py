@@ -1,0 +1,149 @@
+"""Faulty bots through the real CLI: every match ends with a result, the fault is
+recorded with its kind and round, and no bot process is left behind."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from conftest import match_json, processes_mentioning
+
+from referee.replay import Step, read_replay
+
+PY = sys.executable
+
+
+def run(tmp_path, faulty_args, rounds=30, extra=()):
+    faulty = tmp_path / "faulty.py"
+    steady = tmp_path / "steady.py"
+    replay = tmp_path / "match.jsonl"
+    result = match_json(
+        f"{PY} {faulty} {faulty_args}",
+        f"{PY} {steady}",
+        "--rounds",
+        str(rounds),
+        "--seed",
+        "5",
+        "--replay",
+        str(replay),
+        *extra,
+    )
+    assert processes_mentioning(str(tmp_path)) == [], "a bot process outlived the match"
+    return result, read_replay(replay)
+
+
+def test_sleeping_past_the_timeout_loses_one_round_and_the_late_reply_is_dropped(
+    tmp_path, bot_copy
+):
+    bot_copy("faulty.py"), bot_copy("steady.py")
+    result, replay = run(
+        tmp_path, "sleep 5 0.8", extra=("--move-timeout", "0.4", "--time-bank", "0")
+    )
+    v0 = result["seats"][0]["verdict"]
+    assert [(f["round"], f["kind"]) for f in v0["faults"]] == [(5, "timeout")]
+    assert not v0.get("disqualified", False)
+    assert result["reason"] == "complete" and result["steps"] == 30
+    step5, step6 = replay.steps[4], replay.steps[5]
+    assert step5.fault[0].kind == "timeout" and step5.act[0] is None
+    # The reply to round 5 arrived during round 6 and was not taken for round 6.
+    assert step6.act[0]["round"] == 6
+    assert step6.fault[0] is None
+
+
+def test_exit_mid_match_is_a_crash_and_forfeits_the_rest(tmp_path, bot_copy):
+    bot_copy("faulty.py"), bot_copy("steady.py")
+    result, replay = run(tmp_path, "exit 5", rounds=100)
+    v0 = result["seats"][0]["verdict"]
+    assert v0["status"] == "crash" and v0["round"] == 5 and v0["disqualified"]
+    assert v0["exit_code"] == 3
+    assert result["winner"] == 1 and result["reason"] == "disqualification"
+    stats0, stats1 = result["seats"][0]["stats"], result["seats"][1]["stats"]
+    assert stats0["points"] + stats1["points"] == 0
+    assert stats0["losses"] >= 96  # round 5 and every round after it
+    assert replay.footer is not None
+    assert [e.kind for e in replay.events] == ["disqualified"]
+
+
+def test_garbage_is_a_protocol_error_for_that_round_only(tmp_path, bot_copy):
+    bot_copy("faulty.py"), bot_copy("steady.py")
+    result, replay = run(tmp_path, "garbage 5")
+    v0 = result["seats"][0]["verdict"]
+    assert [(f["round"], f["kind"]) for f in v0["faults"]] == [(5, "protocol_error")]
+    assert "not json" in v0["faults"][0]["detail"]
+    assert result["steps"] == 30 and result["reason"] == "complete"
+    assert replay.steps[4].out is not None
+    assert replay.steps[4].out[0] == [-1, 1]  # the faulting seat lost round 5
+
+
+def test_unknown_move_is_a_protocol_error(tmp_path, bot_copy):
+    bot_copy("faulty.py"), bot_copy("steady.py")
+    result, _ = run(tmp_path, "badmove 7")
+    faults = result["seats"][0]["verdict"]["faults"]
+    assert [(f["round"], f["kind"]) for f in faults] == [(7, "protocol_error")]
+
+
+def test_a_hung_bot_is_disqualified_after_max_faults(tmp_path, bot_copy):
+    bot_copy("faulty.py"), bot_copy("steady.py")
+    result, _ = run(
+        tmp_path, "hang 4", rounds=50, extra=("--move-timeout", "0.2", "--time-bank", "0")
+    )
+    v0 = result["seats"][0]["verdict"]
+    kinds = [(f["round"], f["kind"]) for f in v0["faults"]]
+    assert kinds == [(4, "timeout"), (5, "timeout"), (6, "timeout"), (6, "too_many_faults")]
+    assert v0["disqualified"] and v0["killed_by_referee"]
+    assert result["winner"] == 1
+
+
+def test_two_lines_for_one_turn_is_unsolicited_output(tmp_path, bot_copy):
+    bot_copy("faulty.py"), bot_copy("steady.py")
+    result, _ = run(tmp_path, "twice 3")
+    v0 = result["seats"][0]["verdict"]
+    assert v0["status"] == "unsolicited_output" and v0["disqualified"]
+    assert v0["round"] in (3, 4)
+
+
+def test_missing_bot_is_a_one_line_error(tmp_path):
+    from conftest import run_cli
+
+    proc = run_cli("match", str(tmp_path / "nope"), "rock")
+    assert proc.returncode == 2
+    assert proc.stderr.strip().count("\n") == 0 and "not found" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_non_executable_bot_is_a_one_line_error(tmp_path):
+    from conftest import run_cli
+
+    bot = tmp_path / "bot.py"
+    bot.write_text("print('hi')\n")
+    proc = run_cli("match", str(bot), str(bot))
+    assert proc.returncode == 2 and "not executable" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_bot_failing_the_handshake_exits_3_with_a_recorded_forfeit(tmp_path):
+    from conftest import run_cli
+
+    bot = tmp_path / "silent.py"
+    bot.write_text("import sys\nsys.stdin.readline()\nprint('{\"nom\": 1}', flush=True)\n")
+    steady = tmp_path / "steady.py"
+    from conftest import TEST_BOTS
+
+    steady.write_bytes((TEST_BOTS / "steady.py").read_bytes())
+    replay = tmp_path / "r.jsonl"
+    proc = run_cli(
+        "match",
+        f"{PY} {bot}",
+        f"{PY} {steady}",
+        "--rounds",
+        "10",
+        "--replay",
+        str(replay),
+        "--json",
+    )
+    assert proc.returncode == 3
+    result = json.loads(proc.stdout)
+    assert result["seats"][0]["verdict"]["status"] == "handshake"
+    assert result["winner"] == 1
+    assert isinstance(read_replay(replay).footer, object)
+    assert not [s for s in read_replay(replay).steps if isinstance(s, Step)]
