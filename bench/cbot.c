@@ -1,0 +1,27 @@
+/*
+ * cbot: the cheapest possible bot, so that a benchmark measures the referee.
+ * Answers hello with {"name":"cbot"}, every turn with rock (echoing the round),
+ * and exits on end or end of input.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int main(void) {
+    static char line[1 << 16];
+    while (fgets(line, sizeof line, stdin)) {
+        /* The referee writes compact JSON, so the type tag is found verbatim. */
+        if (strncmp(line, "{\"type\":\"turn\"", 14) == 0) {
+            const char *r = strstr(line, "\"round\":");
+            long round = r ? strtol(r + 8, NULL, 10) : 0;
+            printf("{\"round\":%ld,\"real_move\":\"rock\"}\n", round);
+        } else if (strstr(line, "\"type\":\"hello\"")) {
+            fputs("{\"name\":\"cbot\"}\n", stdout);
+        } else if (strstr(line, "\"type\":\"end\"")) {
+            return 0;
+        }
+        /* Lock-step protocol: every reply must leave now, not when a buffer fills. */
+        fflush(stdout);
+    }
+    return 0;
+}

@@ -1,0 +1,339 @@
+/*
+ * floor: the smallest referee that does the same exchange as the real one, to
+ * measure how fast two bots can physically be driven on this machine.
+ *
+ *   floor [-n ROUNDS] [-t MOVE_MS] [-j] BOT1-ARGV... -- BOT2-ARGV...
+ *
+ * Per round, like referee/match.py: build a Chaos League turn line for each bot
+ * (same fields, same byte sizes), write both before reading either, then read
+ * both replies with poll() against a per-move deadline. Replies are checked just
+ * enough to score the round (round echo and real_move), so the floor cannot go
+ * faster by skipping the work every referee must do. Hello and end are sent too.
+ *
+ * Prints one line: "rounds R wall_s W rounds_per_s X" (or JSON with -j). The wall
+ * time runs from the first spawn to the last reap, the span the referee reports.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_LINE 65536
+
+static const char *MOVES[5] = {"rock", "paper", "scissors", "lizard", "spock"};
+
+struct bot {
+    pid_t pid;
+    int in_fd;  /* we write the bot's stdin */
+    int out_fd; /* we read the bot's stdout */
+    char buf[MAX_LINE + 1];
+    size_t len;
+    int last_real; /* -1: no move */
+    int score;
+    int faults;
+};
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void die(const char *what) {
+    perror(what);
+    exit(2);
+}
+
+static void spawn(struct bot *b, char **argv) {
+    int in[2], out[2];
+    if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0)
+        die("pipe2");
+    pid_t pid = fork();
+    if (pid < 0)
+        die("fork");
+    if (pid == 0) {
+        dup2(in[0], 0);
+        dup2(out[1], 1);
+        execvp(argv[0], argv);
+        perror(argv[0]);
+        _exit(127);
+    }
+    close(in[0]);
+    close(out[1]);
+    b->pid = pid;
+    b->in_fd = in[1];
+    b->out_fd = out[0];
+    b->len = 0;
+    b->last_real = -1;
+    b->score = 0;
+    b->faults = 0;
+    /* Non-blocking reads: a reply is taken whole from the buffer, never waited on
+       inside read(); the wait happens only in poll(), against the deadline. */
+    fcntl(b->out_fd, F_SETFL, O_NONBLOCK);
+}
+
+static void write_all(struct bot *b, const char *s, size_t n) {
+    while (n > 0) {
+        ssize_t w = write(b->in_fd, s, n);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            fprintf(stderr, "floor: write to bot %d: %s\n", (int)b->pid, strerror(errno));
+            exit(3);
+        }
+        s += w;
+        n -= (size_t)w;
+    }
+}
+
+/* Take one complete line out of b->buf into line (NUL-terminated); 1 if found. */
+static int take_line(struct bot *b, char *line) {
+    char *nl = memchr(b->buf, '\n', b->len);
+    if (!nl)
+        return 0;
+    size_t n = (size_t)(nl - b->buf);
+    memcpy(line, b->buf, n);
+    line[n] = 0;
+    b->len -= n + 1;
+    memmove(b->buf, nl + 1, b->len);
+    return 1;
+}
+
+/* Read the reply line of every bot in want[] (in place), until deadline.
+   got[i] is set to 1 when bot i's line is in lines[i]. */
+static void read_replies(struct bot *bots, int nb, char lines[][MAX_LINE + 1], int *got,
+                         double deadline) {
+    struct pollfd pfd[2];
+    int left = 0;
+    for (int i = 0; i < nb; i++) {
+        got[i] = take_line(&bots[i], lines[i]);
+        left += !got[i];
+    }
+    while (left > 0) {
+        /* Try the read first: the bot has usually answered already, so the common
+           path costs one read() and no poll(), as in the referee's fast path. */
+        int k = 0, idx[2];
+        for (int i = 0; i < nb; i++) {
+            if (got[i])
+                continue;
+            struct bot *b = &bots[i];
+            ssize_t r = read(b->out_fd, b->buf + b->len, MAX_LINE - b->len);
+            if (r > 0) {
+                b->len += (size_t)r;
+                if (take_line(b, lines[i])) {
+                    got[i] = 1;
+                    left--;
+                    continue;
+                }
+            } else if (r == 0) {
+                fprintf(stderr, "floor: bot %d closed its stdout\n", i);
+                exit(3);
+            } else if (errno != EAGAIN && errno != EINTR) {
+                die("read");
+            }
+            if (b->len >= MAX_LINE) {
+                fprintf(stderr, "floor: bot %d line too long\n", i);
+                exit(3);
+            }
+            pfd[k].fd = b->out_fd;
+            pfd[k].events = POLLIN;
+            idx[k++] = i;
+        }
+        if (left == 0)
+            break;
+        double wait = deadline - now_s();
+        if (wait <= 0) {
+            for (int j = 0; j < k; j++) {
+                bots[idx[j]].faults++;
+                got[idx[j]] = -1; /* timed out this round */
+            }
+            return;
+        }
+        int ms = (int)(wait * 1000.0) + 1;
+        if (poll(pfd, (nfds_t)k, ms) < 0 && errno != EINTR)
+            die("poll");
+    }
+}
+
+static const char *bucket(int tokens) {
+    if (tokens >= 40)
+        return "HIGH";
+    if (tokens >= 20)
+        return "MEDIUM";
+    if (tokens >= 1)
+        return "LOW";
+    return "EMPTY";
+}
+
+/* The JSON text of a move or null, as msgspec writes it. */
+static const char *move_json(int m, char *tmp) {
+    if (m < 0)
+        return "null";
+    snprintf(tmp, 16, "\"%s\"", MOVES[m]);
+    return tmp;
+}
+
+/* Parse a reply just enough to score it: "round" must echo, "real_move" must be a move. */
+static int parse_reply(const char *line, long round) {
+    const char *r = strstr(line, "\"round\":");
+    if (r && strtol(r + 8, NULL, 10) != round)
+        return -1;
+    const char *m = strstr(line, "\"real_move\":\"");
+    if (!m)
+        return -1;
+    m += 13;
+    for (int i = 0; i < 5; i++) {
+        size_t n = strlen(MOVES[i]);
+        if (strncmp(m, MOVES[i], n) == 0 && m[n] == '"')
+            return i;
+    }
+    return -1;
+}
+
+static int payoff(int a, int b) {
+    /* On the cycle rock, paper, scissors, spock, lizard each move beats the moves
+       one and three places before it; ring[] maps the protocol's move order
+       (lizard before spock) onto that cycle. A missing move (-1) loses. */
+    static const int ring[5] = {0, 1, 2, 4, 3};
+    if (a < 0 && b < 0)
+        return -1;
+    if (a < 0)
+        return -1;
+    if (b < 0)
+        return 1;
+    int d = (ring[b] - ring[a] + 5) % 5;
+    if (d == 0)
+        return 0;
+    return (d == 2 || d == 4) ? 1 : -1;
+}
+
+int main(int argc, char **argv) {
+    long rounds = 10000;
+    double move_s = 1.0;
+    int json = 0;
+    int i = 1;
+    for (; i < argc && argv[i][0] == '-' && strcmp(argv[i], "--") != 0; i++) {
+        if (strcmp(argv[i], "-n") == 0 && i + 1 < argc)
+            rounds = atol(argv[++i]);
+        else if (strcmp(argv[i], "-t") == 0 && i + 1 < argc)
+            move_s = atof(argv[++i]) / 1000.0;
+        else if (strcmp(argv[i], "-j") == 0)
+            json = 1;
+        else {
+            fprintf(stderr, "usage: floor [-n ROUNDS] [-t MOVE_MS] [-j] BOT1... -- BOT2...\n");
+            return 2;
+        }
+    }
+    char **a1 = argv + i, **a2 = NULL;
+    for (; i < argc; i++) {
+        if (strcmp(argv[i], "--") == 0) {
+            argv[i] = NULL;
+            a2 = argv + i + 1;
+            break;
+        }
+    }
+    if (!a2 || !a1[0] || !a2[0] || rounds < 1) {
+        fprintf(stderr, "usage: floor [-n ROUNDS] [-t MOVE_MS] [-j] BOT1... -- BOT2...\n");
+        return 2;
+    }
+    signal(SIGPIPE, SIG_IGN);
+
+    static struct bot bots[2];
+    static char lines[2][MAX_LINE + 1];
+    int got[2];
+    char msg[2][512];
+    int tokens[2] = {50, 50};
+
+    double t0 = now_s();
+    spawn(&bots[0], a1);
+    spawn(&bots[1], a2);
+
+    /* Hello, byte for byte the shape the referee sends. */
+    for (int s = 0; s < 2; s++) {
+        int n = snprintf(msg[s], sizeof msg[s],
+                         "{\"type\":\"hello\",\"protocol\":1,\"game\":\"chaos\",\"params\":"
+                         "{\"rounds\":%ld,\"tokens\":50,\"moves\":[\"rock\",\"paper\","
+                         "\"scissors\",\"lizard\",\"spock\"]},\"seat\":%d,\"seats\":2,"
+                         "\"seed\":%lld,\"time\":{\"handshake_ms\":10000,\"move_ms\":%d,"
+                         "\"bank_ms\":3000}}\n",
+                         rounds, s, 4611686018427387903LL - s, (int)(move_s * 1000));
+        write_all(&bots[s], msg[s], (size_t)n);
+    }
+    read_replies(bots, 2, lines, got, now_s() + 10.0);
+    for (int s = 0; s < 2; s++) {
+        if (got[s] != 1 || !strstr(lines[s], "\"name\"")) {
+            fprintf(stderr, "floor: bot %d failed the handshake\n", s);
+            return 3;
+        }
+    }
+
+    double t_play = now_s();
+    char t1[16], t2[16];
+    for (long r = 1; r <= rounds; r++) {
+        int len[2];
+        for (int s = 0; s < 2; s++) {
+            struct bot *me = &bots[s], *opp = &bots[1 - s];
+            len[s] = snprintf(msg[s], sizeof msg[s],
+                              "{\"type\":\"turn\",\"round\":%ld,\"opponent_last_visible\":%s,"
+                              "\"self_last_real\":%s,\"opponent_deception_bucket\":\"%s\"}\n",
+                              r, move_json(opp->last_real, t1), move_json(me->last_real, t2),
+                              bucket(tokens[1 - s]));
+        }
+        /* Both turns are written before either reply is read. */
+        write_all(&bots[0], msg[0], (size_t)len[0]);
+        write_all(&bots[1], msg[1], (size_t)len[1]);
+        read_replies(bots, 2, lines, got, now_s() + move_s);
+        int mv[2];
+        for (int s = 0; s < 2; s++) {
+            mv[s] = got[s] == 1 ? parse_reply(lines[s], r) : -1;
+            if (got[s] == 1 && mv[s] < 0)
+                bots[s].faults++;
+        }
+        bots[0].score += payoff(mv[0], mv[1]);
+        bots[1].score += payoff(mv[1], mv[0]);
+        bots[0].last_real = mv[0];
+        bots[1].last_real = mv[1];
+    }
+    double t_end_play = now_s();
+
+    for (int s = 0; s < 2; s++) {
+        int n = snprintf(msg[s], sizeof msg[s],
+                         "{\"type\":\"end\",\"reason\":\"complete\",\"rounds\":%ld,"
+                         "\"result\":null}\n",
+                         rounds);
+        write_all(&bots[s], msg[s], (size_t)n);
+        close(bots[s].in_fd);
+    }
+    for (int s = 0; s < 2; s++) {
+        int status;
+        while (waitpid(bots[s].pid, &status, 0) < 0 && errno == EINTR)
+            ;
+        close(bots[s].out_fd);
+    }
+    double t1_end = now_s();
+    double wall = t1_end - t0;
+    double play = t_end_play - t_play;
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    double cpu = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
+                 (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+    if (json)
+        printf("{\"rounds\":%ld,\"wall_s\":%.6f,\"play_s\":%.6f,\"rounds_per_s\":%.1f,"
+               "\"cpu_s\":%.6f,\"max_rss_kib\":%ld,\"scores\":[%d,%d],\"faults\":[%d,%d]}\n",
+               rounds, wall, play, rounds / wall, cpu, ru.ru_maxrss, bots[0].score,
+               bots[1].score, bots[0].faults, bots[1].faults);
+    else
+        printf("rounds %ld wall_s %.6f rounds_per_s %.1f cpu_s %.6f scores %d %d faults %d %d\n",
+               rounds, wall, rounds / wall, cpu, bots[0].score, bots[1].score, bots[0].faults,
+               bots[1].faults);
+    return 0;
+}

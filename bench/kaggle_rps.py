@@ -1,0 +1,48 @@
+"""Time Kaggle's ``rps`` environment (kaggle-environments) with five signs.
+
+Runs inside bench/.kaggle-venv, never in the project's venv: the peer's
+dependencies must not leak into the referee's. Two trivial agents (always sign 0,
+the counterpart of bench/cbot.c) play ``STEPS`` steps; prints one JSON line.
+
+    python kaggle_rps.py STEPS
+"""
+
+import json
+import sys
+import time
+
+
+def rock(observation, configuration):  # noqa: ARG001 (the signature Kaggle calls)
+    return 0
+
+
+def main() -> None:
+    steps = int(sys.argv[1]) if len(sys.argv) > 1 else 1000
+    t_import = time.perf_counter()
+    from kaggle_environments import make, version
+
+    t_make = time.perf_counter()
+    # episodeSteps counts the initial (empty) step too, hence + 1.
+    env = make("rps", configuration={"episodeSteps": steps + 1, "signs": 5}, debug=False)
+    t_run = time.perf_counter()
+    env.run([rock, rock])
+    t_end = time.perf_counter()
+    played = len(env.steps) - 1
+    statuses = sorted({agent.status for agent in env.steps[-1]})
+    print(
+        json.dumps(
+            {
+                "version": version,
+                "steps": played,
+                "statuses": statuses,
+                "import_s": t_make - t_import,
+                "make_s": t_run - t_make,
+                "run_s": t_end - t_run,
+                "rounds_per_s": played / (t_end - t_run),
+            }
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,721 @@
+"""The referee's benchmark: measured against the physical floor and against a peer.
+
+    python bench/run.py [--quick] [--only NAME[,NAME...]] [--reps N] [--no-write]
+
+Scenarios (``--only``): floor-smoke, cc, py, rss, startup, kaggle, tournament,
+iocaine, profile. Each prints its figures as it goes; at the end a table of
+results with the issue's targets is printed and written into docs/performance.md
+(between the ``bench:begin``/``bench:end`` markers; text outside them is kept).
+
+Why it is built this way:
+- The machines are noisy (the same C program swings 2x between runs), so every
+  comparison runs its two sides alternately in the same run and takes medians;
+  only ratios measured that way mean anything.
+- The floor (bench/floor.c) is a minimal C referee doing the same exchange; a
+  ratio against it says how much of the physically possible rate the referee gets.
+- Rates use each side's own wall time from spawning the bots to reaping them
+  (the referee reports it as ``wall_s``), so interpreter start-up is measured
+  separately (the ``startup`` scenario) rather than diluting the per-round figure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import re
+import shlex
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BENCH = ROOT / "bench"
+BIN = BENCH / "bin"
+FLOOR = BIN / "floor"
+CBOT = BIN / "cbot"
+PYBOT = BENCH / "pybot.py"
+KAGGLE_VENV = BENCH / ".kaggle-venv"
+DOC = ROOT / "docs" / "performance.md"
+BEGIN, END = "<!-- bench:begin -->", "<!-- bench:end -->"
+
+# The interpreter that runs this script runs the referee, and the referee starts
+# Python bots with its own interpreter, so the floor is given the same one.
+PY = sys.executable
+
+SCENARIOS = (
+    "floor-smoke",
+    "cc",
+    "py",
+    "rss",
+    "startup",
+    "kaggle",
+    "tournament",
+    "iocaine",
+    "profile",
+)
+
+
+@dataclass
+class Row:
+    what: str
+    measured: str
+    target: str = ""
+    verdict: str = "info"  # pass, FAIL, info, skipped
+
+
+@dataclass
+class Report:
+    rows: list[Row] = field(default_factory=list)
+    sections: list[tuple[str, str]] = field(default_factory=list)  # (title, preformatted text)
+
+    def add(self, row: Row) -> None:
+        self.rows.append(row)
+        print(f"  -> {row.what}: {row.measured}" + (f"  [{row.verdict}]" if row.target else ""))
+
+    def skip(self, what: str, why: str) -> None:
+        self.add(Row(what, f"skipped: {why}", verdict="skipped"))
+
+
+class BenchError(Exception):
+    """A run that did not produce a usable measurement."""
+
+
+def judge(ok: bool) -> str:
+    return "pass" if ok else "FAIL"
+
+
+# -- building -----------------------------------------------------------------
+
+
+def build() -> None:
+    """Compile the floor and the C bot into bench/bin/ when missing or stale."""
+    BIN.mkdir(exist_ok=True)
+    cc = os.environ.get("CC", "cc")
+    for src, out in ((BENCH / "floor.c", FLOOR), (BENCH / "cbot.c", CBOT)):
+        if out.exists() and out.stat().st_mtime >= src.stat().st_mtime:
+            continue
+        subprocess.run([cc, "-O2", "-Wall", "-o", str(out), str(src)], check=True)
+
+
+# -- running one match --------------------------------------------------------
+
+
+def _wait(proc: subprocess.Popen[bytes], timeout: float) -> tuple[int, object]:
+    """Reap with os.wait4 so the child's own rusage (peak RSS, CPU) comes back."""
+    deadline = time.monotonic() + timeout
+    while True:
+        pid, status, rusage = os.wait4(proc.pid, os.WNOHANG)
+        if pid:
+            proc.returncode = os.waitstatus_to_exitcode(status)
+            return proc.returncode, rusage
+        if time.monotonic() > deadline:
+            proc.kill()
+            proc.wait()
+            raise BenchError(f"timed out after {timeout:g} s")
+        time.sleep(0.005)
+
+
+def run_floor(bot1: Sequence[str], bot2: Sequence[str], rounds: int) -> dict:
+    cmd = [str(FLOOR), "-j", "-n", str(rounds), *bot1, "--", *bot2]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    if done.returncode != 0:
+        raise BenchError(f"floor failed ({done.returncode}): {done.stderr.strip()[-300:]}")
+    out = json.loads(done.stdout)
+    if out["faults"] != [0, 0]:
+        raise BenchError(f"floor saw faults: {out}")
+    return out
+
+
+def run_referee(
+    bot1: Sequence[str],
+    bot2: Sequence[str],
+    rounds: int,
+    replay: str | None,
+    extra: Sequence[str] = (),
+    timeout: float = 600,
+) -> dict:
+    """One ``referee match`` as a user runs it; returns its JSON result plus the
+    process's external wall time, peak RSS and CPU time."""
+    cmd = [PY, "-m", "referee", "match", shlex.join(bot1), shlex.join(bot2)]
+    cmd += ["--rounds", str(rounds), "--seed", "1", "--json", "--quiet", *extra]
+    cmd += ["--replay", replay] if replay else ["--no-replay"]
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        t0 = time.monotonic()
+        proc = subprocess.Popen(cmd, stdout=out, stderr=err, cwd=ROOT)
+        code, ru = _wait(proc, timeout)
+        ext = time.monotonic() - t0
+        out.seek(0)
+        err.seek(0)
+        text, errors = out.read().decode(), err.read().decode()
+    if code != 0:
+        raise BenchError(f"referee exited {code}: {errors.strip()[-400:]}")
+    result = json.loads(text)
+    if result["steps"] != rounds or result["reason"] != "complete":
+        raise BenchError(f"match did not complete: {result['reason']} at {result['steps']}")
+    bad = [f for s in result["seats"] for f in s["verdict"].get("faults", [])]
+    if bad:
+        raise BenchError(f"bots faulted: {bad[:3]}")
+    result["ext_s"] = ext
+    result["rate"] = rounds / result["wall_s"]
+    result["maxrss_kib"] = ru.ru_maxrss  # type: ignore[attr-defined]
+    result["cpu_s"] = ru.ru_utime + ru.ru_stime  # type: ignore[attr-defined]
+    return result
+
+
+def alternate(
+    runs: dict[str, Callable[[], float]], reps: int, label: str
+) -> dict[str, list[float]]:
+    """Run every variant once per repetition, in turn, so drift hits all alike."""
+    got: dict[str, list[float]] = {name: [] for name in runs}
+    for i in range(reps):
+        for name, fn in runs.items():
+            got[name].append(fn())
+        summary = "  ".join(f"{n} {v[-1]:,.0f}" for n, v in got.items())
+        print(f"  {label} rep {i + 1}/{reps}: {summary} rounds/s", flush=True)
+    return got
+
+
+def fmt_rate(values: list[float]) -> str:
+    return f"{statistics.median(values):,.0f}/s"
+
+
+# -- scenarios ----------------------------------------------------------------
+
+
+def scenario_floor_smoke(rep: Report, args: argparse.Namespace) -> None:
+    out = run_floor([str(CBOT)], [str(CBOT)], 1000)
+    rep.add(Row("floor smoke: 1,000 rounds C vs C", f"{out['rounds_per_s']:,.0f} rounds/s"))
+
+
+def _versus(
+    rep: Report,
+    args: argparse.Namespace,
+    what: str,
+    bot: list[str],
+    target: float,
+    basic_too: bool,
+) -> None:
+    rounds = args.rounds
+    tmp = Path(tempfile.mkdtemp(prefix="bench-"))
+    try:
+        replay = str(tmp / "match.jsonl")
+        runs: dict[str, Callable[[], float]] = {
+            "floor": lambda: run_floor(bot, bot, rounds)["rounds_per_s"],
+            "referee": lambda: run_referee(bot, bot, rounds, replay)["rate"],
+        }
+        if basic_too:
+            # Not a target: shows what the default containment layer costs per round.
+            runs["referee-basic"] = lambda: run_referee(
+                bot, bot, rounds, replay, ["--sandbox", "basic"]
+            )["rate"]
+        got = alternate(runs, args.reps, what)
+    except BenchError as exc:
+        rep.skip(what, str(exc))
+        return
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    floor, ref = statistics.median(got["floor"]), statistics.median(got["referee"])
+    ratio = ref / floor
+    rep.add(
+        Row(
+            f"{what}, {rounds:,} rounds: referee / floor",
+            f"{ratio:.2f}x (referee {fmt_rate(got['referee'])}, floor {fmt_rate(got['floor'])})",
+            f">= {target}x",
+            judge(ratio >= target),
+        )
+    )
+    if basic_too:
+        basic = statistics.median(got["referee-basic"])
+        rep.add(
+            Row(
+                f"{what}: referee with --sandbox basic / floor",
+                f"{basic / floor:.2f}x ({fmt_rate(got['referee-basic'])}); "
+                f"default containment costs {1e6 / ref - 1e6 / basic:.0f} us/round",
+            )
+        )
+
+
+def scenario_cc(rep: Report, args: argparse.Namespace) -> None:
+    _versus(rep, args, "C bots", [str(CBOT)], 0.5, basic_too=True)
+
+
+def scenario_py(rep: Report, args: argparse.Namespace) -> None:
+    _versus(rep, args, "Python bots", [PY, str(PYBOT)], 0.6, basic_too=False)
+
+
+def scenario_rss(rep: Report, args: argparse.Namespace) -> None:
+    tmp = Path(tempfile.mkdtemp(prefix="bench-rss-"))
+    try:
+        # The replay is encoded, hashed and written as usual, into /dev/null: a
+        # 1,000,000-round replay would be hundreds of MB of disk for nothing.
+        sink = tmp / "match.jsonl"
+        sink.symlink_to(os.devnull)
+        bot = [str(CBOT)]
+        sizes = [10_000] if args.quick else [10_000, 1_000_000]
+        rss: dict[int, float] = {}
+        for n in sizes:
+            res = run_referee(bot, bot, n, str(sink), timeout=1800)
+            rss[n] = res["maxrss_kib"] / 1024
+            print(f"  rss: {n:,} rounds, replay: peak {rss[n]:.1f} MiB, {res['rate']:,.0f}/s")
+        res = run_referee(bot, bot, 10_000, None)
+        no_replay = res["maxrss_kib"] / 1024
+        print(f"  rss: 10,000 rounds, --no-replay: peak {no_replay:.1f} MiB")
+    except (BenchError, OSError) as exc:
+        rep.skip("referee peak RSS", str(exc))
+        return
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    rep.add(
+        Row(
+            "referee peak RSS, 10,000 rounds",
+            f"{rss[10_000]:.1f} MiB with replay, {no_replay:.1f} MiB with --no-replay",
+        )
+    )
+    if 1_000_000 in rss:
+        ratio = rss[1_000_000] / rss[10_000]
+        rep.add(
+            Row(
+                "referee peak RSS, 1,000,000 / 10,000 rounds",
+                f"{ratio:.2f} ({rss[1_000_000]:.1f} MiB vs {rss[10_000]:.1f} MiB)",
+                "<= 1.2",
+                judge(ratio <= 1.2),
+            )
+        )
+    else:
+        rep.skip("referee peak RSS, 1,000,000 / 10,000 rounds", "--quick")
+
+
+def _first_round_delay(launch: Callable[[list[str], list[str]], object], tmp: Path) -> float:
+    """Seconds from launching a referee to the later of the two bots seeing round 1."""
+    stamps = [tmp / "seat0.stamp", tmp / "seat1.stamp"]
+    for s in stamps:
+        s.unlink(missing_ok=True)
+    bots = [[PY, str(PYBOT), "--stamp", str(s)] for s in stamps]
+    t0 = time.time()
+    launch(bots[0], bots[1])
+    return max(float(s.read_text()) for s in stamps) - t0
+
+
+def scenario_startup(rep: Report, args: argparse.Namespace) -> None:
+    tmp = Path(tempfile.mkdtemp(prefix="bench-start-"))
+    try:
+        replay = str(tmp / "match.jsonl")
+        runs: dict[str, Callable[[], float]] = {
+            # The floor's figure is what two Python bots cost to start by themselves.
+            "floor": lambda: _first_round_delay(lambda a, b: run_floor(a, b, 10), tmp),
+            "referee": lambda: _first_round_delay(lambda a, b: run_referee(a, b, 10, replay), tmp),
+        }
+        got: dict[str, list[float]] = {name: [] for name in runs}
+        for i in range(args.reps):
+            for name, fn in runs.items():
+                got[name].append(fn())
+            print(
+                f"  startup rep {i + 1}/{args.reps}: floor {got['floor'][-1] * 1000:.0f} ms,"
+                f" referee {got['referee'][-1] * 1000:.0f} ms",
+                flush=True,
+            )
+    except (BenchError, OSError, ValueError) as exc:
+        rep.skip("start-up to round 1", str(exc))
+        return
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    ref, floor = statistics.median(got["referee"]), statistics.median(got["floor"])
+    rep.add(
+        Row(
+            "start-up: `referee match` launch to round 1, two Python bots",
+            f"{ref:.3f} s (C floor with the same bots: {floor:.3f} s)",
+            "< 0.5 s",
+            judge(ref < 0.5),
+        )
+    )
+
+
+def _kaggle_python() -> Path | None:
+    """The peer's private venv, created on first use; None (and why) if impossible."""
+    py = KAGGLE_VENV / "bin" / "python"
+    if py.exists():
+        probe = subprocess.run([str(py), "-c", "import kaggle_environments"], capture_output=True)
+        if probe.returncode == 0:
+            return py
+    print("  kaggle: installing kaggle-environments into bench/.kaggle-venv (first run only)")
+    try:
+        if not py.exists():
+            subprocess.run([PY, "-m", "venv", str(KAGGLE_VENV)], check=True, timeout=300)
+        done = subprocess.run(
+            [str(py), "-m", "pip", "install", "-q", "kaggle-environments"],
+            capture_output=True,
+            text=True,
+            timeout=1200,
+        )
+    except (subprocess.SubprocessError, OSError) as exc:
+        raise BenchError(f"cannot create bench/.kaggle-venv: {exc}") from None
+    if done.returncode != 0:
+        tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
+        raise BenchError("pip install kaggle-environments failed: " + " | ".join(tail))
+    return py
+
+
+def run_kaggle(py: Path, steps: int) -> dict:
+    done = subprocess.run(
+        [str(py), str(BENCH / "kaggle_rps.py"), str(steps)],
+        capture_output=True,
+        text=True,
+        timeout=1200,
+    )
+    if done.returncode != 0:
+        raise BenchError(f"kaggle run failed: {done.stderr.strip()[-300:]}")
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    if out["steps"] != steps:
+        raise BenchError(f"kaggle played {out['steps']} steps, not {steps}: {out['statuses']}")
+    return out
+
+
+def scenario_kaggle(rep: Report, args: argparse.Namespace) -> None:
+    what = "peer: Kaggle rps (signs=5), trivial agents"
+    try:
+        py = _kaggle_python()
+        assert py is not None
+        steps = args.rounds
+        tmp = Path(tempfile.mkdtemp(prefix="bench-kaggle-"))
+        info: dict = {}
+
+        def kaggle() -> float:
+            info.update(run_kaggle(py, steps))
+            return float(info["rounds_per_s"])
+
+        replay = str(tmp / "match.jsonl")
+        try:
+            # The referee side uses Python bots, the counterpart of Kaggle's Python
+            # agents (which Kaggle calls in-process, with no pipes at all).
+            got = alternate(
+                {
+                    "kaggle": kaggle,
+                    "referee-py": lambda: run_referee(
+                        [PY, str(PYBOT)], [PY, str(PYBOT)], steps, replay
+                    )["rate"],
+                    "referee-c": lambda: run_referee([str(CBOT)], [str(CBOT)], steps, replay)[
+                        "rate"
+                    ],
+                },
+                max(1, min(args.reps, 3)),
+                "kaggle",
+            )
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    except BenchError as exc:
+        rep.skip(what, str(exc))
+        return
+    kag = statistics.median(got["kaggle"])
+    py_ratio = statistics.median(got["referee-py"]) / kag
+    c_ratio = statistics.median(got["referee-c"]) / kag
+    rep.add(
+        Row(
+            f"{what}: referee / Kaggle, {steps:,} steps",
+            f"{py_ratio:.0f}x with Python bots, {c_ratio:.0f}x with C bots "
+            f"(Kaggle {kag:,.0f} steps/s, kaggle-environments {info.get('version', '?')})",
+            ">= 30x",
+            judge(py_ratio >= 30),
+        )
+    )
+
+
+def _tournament_help() -> str | None:
+    done = subprocess.run(
+        [PY, "-m", "referee", "tournament", "--help"], capture_output=True, text=True, cwd=ROOT
+    )
+    return done.stdout if done.returncode == 0 else None
+
+
+def run_tournament(jobs: int, matches_wanted: int, rounds: int, tmp: Path) -> float:
+    """Matches per minute of a round robin between C bots with ``-j jobs``."""
+    out_dir = tmp / f"j{jobs}"
+    # Enough entrants that the schedule has about matches_wanted pairings.
+    entrants = 2
+    while entrants * (entrants - 1) // 2 < matches_wanted:
+        entrants += 1
+    cmd = [PY, "-m", "referee", "tournament"]
+    cmd += [shlex.join([str(CBOT)])] * entrants
+    cmd += ["-j", str(jobs), "--rounds", str(rounds), "--out", str(out_dir), "--quiet"]
+    t0 = time.monotonic()
+    done = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=900)
+    wall = time.monotonic() - t0
+    if done.returncode != 0:
+        raise BenchError(f"tournament exited {done.returncode}: {done.stderr.strip()[-300:]}")
+    played = entrants * (entrants - 1) // 2
+    return played / wall * 60
+
+
+def scenario_tournament(rep: Report, args: argparse.Namespace) -> None:
+    what = "tournament throughput, C bots"
+    help_text = _tournament_help()
+    if help_text is None:
+        rep.skip(what, "`referee tournament --help` fails (not available yet)")
+        return
+    if not re.search(r"(^|\s)-j\b", help_text):
+        rep.skip(what, "`referee tournament` has no -j option")
+        return
+    tmp = Path(tempfile.mkdtemp(prefix="bench-tour-"))
+    try:
+        matches, rounds = (10, 200) if args.quick else (28, 1000)
+        got = alternate(
+            {
+                "j1": lambda: run_tournament(1, matches, rounds, tmp),
+                "j2": lambda: run_tournament(2, matches, rounds, tmp),
+            },
+            1 if args.quick else 2,
+            "tournament (matches/min)",
+        )
+    except (BenchError, subprocess.SubprocessError) as exc:
+        rep.skip(what, str(exc))
+        return
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    j1, j2 = statistics.median(got["j1"]), statistics.median(got["j2"])
+    rep.add(
+        Row(
+            f"{what}: -j 2 / -j 1",
+            f"{j2 / j1:.2f}x ({j1:,.0f} vs {j2:,.0f} matches/min, {rounds:,}-round matches)",
+            ">= 1.6x",
+            judge(j2 / j1 >= 1.6),
+        )
+    )
+
+
+def scenario_iocaine(rep: Report, args: argparse.Namespace) -> None:
+    what = "Iocaine sample bot, time per move"
+    script = ROOT / "sample_bots" / "python" / "iocaine.py"
+    if not script.exists() or "--selftest-timing" not in script.read_text():
+        rep.skip(what, "sample_bots/python/iocaine.py --selftest-timing is not there yet")
+        return
+    rounds = 2_000 if args.quick else 10_000
+    done = subprocess.run(
+        [PY, str(script), "--selftest-timing", str(rounds)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    if done.returncode != 0:
+        rep.skip(what, f"selftest failed: {done.stderr.strip()[-300:]}")
+        return
+    text = done.stdout
+    nums = {
+        key: re.search(rf"{key} ([0-9.]+) us", text)
+        for key in ("mean", "p99", "first-1000 mean", "last-1000 mean")
+    }
+    if any(m is None for m in nums.values()):
+        rep.add(Row(what, "unparsed output: " + " ".join(text.split())[:200]))
+        return
+    v = {k: float(m.group(1)) for k, m in nums.items() if m is not None}
+    rep.add(
+        Row(
+            f"{what} ({rounds:,} rounds, in-process)",
+            f"mean {v['mean']:.0f} us, p99 {v['p99']:.0f} us; first-1000 mean "
+            f"{v['first-1000 mean']:.0f} us, last-1000 mean {v['last-1000 mean']:.0f} us",
+        )
+    )
+
+
+PROFILE_CHILD = r"""
+import cProfile, io, json, pstats, sys, time
+import trio
+from referee.match import BotSpec, MatchConfig, run_match
+
+rounds, replay, cbot = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+bots = [BotSpec([cbot]), BotSpec([cbot])]
+cfg = MatchConfig(rounds=rounds, seed=1, replay=replay)
+# Unprofiled first: CPU per round without the profiler's own overhead.
+c0, w0 = time.process_time(), time.monotonic()
+trio.run(run_match, bots, cfg)
+cpu, wall = time.process_time() - c0, time.monotonic() - w0
+# Then twice under cProfile: with a CPU clock (where the referee burns CPU) and
+# with the default wall clock (where it waits, e.g. a write() that wakes a bot).
+tables = {}
+for name, timer in (("cpu", time.process_time), ("wall", None)):
+    prof = cProfile.Profile(timer) if timer else cProfile.Profile()
+    prof.enable()
+    trio.run(run_match, bots, cfg)
+    prof.disable()
+    buf = io.StringIO()
+    pstats.Stats(prof, stream=buf).sort_stats("tottime").print_stats(15)
+    tables[name] = buf.getvalue()
+print(json.dumps({"cpu_s": cpu, "wall_s": wall, "tables": tables}))
+"""
+
+
+def _trim_pstats(text: str, root: Path) -> str:
+    """The table part of a pstats listing, with this checkout's path cut off."""
+    lines = text.splitlines()
+    start = next((i for i, ln in enumerate(lines) if ln.lstrip().startswith("ncalls")), 0)
+    out = [ln.replace(str(root) + os.sep, "") for ln in lines[start:] if ln.strip()]
+    # Library paths would name this machine's directories: keep the file name only.
+    return "\n".join(re.sub(r"\S*/site-packages/", "", ln) for ln in out)
+
+
+def scenario_profile(rep: Report, args: argparse.Namespace) -> None:
+    what = "referee CPU per round, C bots, in-process"
+    rounds = args.rounds
+    tmp = Path(tempfile.mkdtemp(prefix="bench-prof-"))
+    try:
+        done = subprocess.run(
+            [PY, "-c", PROFILE_CHILD, str(rounds), str(tmp / "match.jsonl"), str(CBOT)],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            timeout=900,
+        )
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    if done.returncode != 0:
+        rep.skip(what, f"profile run failed: {done.stderr.strip()[-300:]}")
+        return
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    us = out["cpu_s"] / rounds * 1e6
+    rep.add(
+        Row(
+            f"{what} ({rounds:,} rounds)",
+            f"{us:.0f} us CPU per round; {out['wall_s'] / rounds * 1e6:.0f} us wall per round",
+        )
+    )
+    for name, title in (
+        ("cpu", "Top 15 functions by tottime, CPU clock (time.process_time)"),
+        ("wall", "Top 15 functions by tottime, wall clock (cProfile's default)"),
+    ):
+        table = _trim_pstats(out["tables"][name], ROOT)
+        rep.sections.append((f"{title}, one {rounds:,}-round C-vs-C match", table))
+        print(f"  {title}:\n{table}")
+
+
+RUNNERS: dict[str, Callable[[Report, argparse.Namespace], None]] = {
+    "floor-smoke": scenario_floor_smoke,
+    "cc": scenario_cc,
+    "py": scenario_py,
+    "rss": scenario_rss,
+    "startup": scenario_startup,
+    "kaggle": scenario_kaggle,
+    "tournament": scenario_tournament,
+    "iocaine": scenario_iocaine,
+    "profile": scenario_profile,
+}
+
+
+# -- the report ---------------------------------------------------------------
+
+
+def machine() -> list[str]:
+    u = platform.uname()
+    cpu = "unknown"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    versions = []
+    for mod in ("trio", "msgspec"):
+        try:
+            versions.append(f"{mod} {__import__(mod).__version__}")
+        except ImportError:
+            versions.append(f"{mod} missing")
+    return [
+        f"- Date: {datetime.datetime.now(datetime.UTC).strftime('%Y-%m-%d %H:%M UTC')}",
+        f"- Machine: {u.system} {u.release} {u.version} {u.machine}",
+        f"- CPU: {cpu}, {os.cpu_count()} logical CPUs",
+        f"- Python: {platform.python_implementation()} {platform.python_version()}; "
+        + ", ".join(versions),
+    ]
+
+
+def render(rep: Report, args: argparse.Namespace) -> str:
+    lines = [
+        f"Measured by `bench/run.py{' --quick' if args.quick else ''}` "
+        f"({args.reps} alternating repetitions per comparison, medians).",
+        "",
+        *machine(),
+        "",
+        "| measure | result | target | verdict |",
+        "|---|---|---|---|",
+    ]
+    for r in rep.rows:
+        cells = [c.replace("|", "\\|") for c in (r.what, r.measured, r.target, r.verdict)]
+        lines.append("| " + " | ".join(cells) + " |")
+    for title, text in rep.sections:
+        lines += ["", f"{title}:", "", "```", text, "```"]
+    return "\n".join(lines)
+
+
+def write_doc(body: str) -> None:
+    block = f"{BEGIN}\n{body}\n{END}"
+    if DOC.exists():
+        text = DOC.read_text()
+        if BEGIN in text and END in text:
+            head, rest = text.split(BEGIN, 1)
+            tail = rest.split(END, 1)[1]
+            DOC.write_text(head + block + tail)
+            return
+        DOC.write_text(text.rstrip("\n") + "\n\n## Latest results\n\n" + block + "\n")
+        return
+    DOC.parent.mkdir(parents=True, exist_ok=True)
+    DOC.write_text(
+        "# Performance\n\n`make bench` (or `python bench/run.py`) measures the referee "
+        "against a C floor and a peer.\n\n## Latest results\n\n" + block + "\n"
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument(
+        "--quick", action="store_true", help="smoke run: 2 repetitions, no 1,000,000 rounds"
+    )
+    p.add_argument("--only", metavar="NAMES", help=f"comma list of: {', '.join(SCENARIOS)}")
+    p.add_argument("--reps", type=int, help="alternating repetitions (default 5, quick 2)")
+    p.add_argument("--rounds", type=int, help="rounds per timed match (default 10000)")
+    p.add_argument("--no-write", action="store_true", help="do not update docs/performance.md")
+    args = p.parse_args(argv)
+    args.reps = args.reps or (2 if args.quick else 5)
+    args.rounds = args.rounds or 10_000
+    if args.only:
+        chosen = [s.strip() for s in args.only.split(",") if s.strip()]
+        unknown = [s for s in chosen if s not in RUNNERS]
+        if unknown:
+            p.error(f"unknown scenario(s) {', '.join(unknown)}; known: {', '.join(SCENARIOS)}")
+    else:
+        chosen = [s for s in SCENARIOS if s != "floor-smoke"]
+    build()
+    rep = Report()
+    t0 = time.monotonic()
+    for name in chosen:
+        print(f"== {name}", flush=True)
+        t = time.monotonic()
+        try:
+            RUNNERS[name](rep, args)
+        except BenchError as exc:
+            rep.skip(name, str(exc))
+        print(f"   ({time.monotonic() - t:.1f} s)", flush=True)
+    body = render(rep, args)
+    print()
+    print(body)
+    print(f"\nbench: {time.monotonic() - t0:.0f} s in all")
+    if not args.no_write:
+        write_doc(body)
+        print(f"bench: results written to {DOC.relative_to(ROOT)}")
+    # Only a broken floor is an error: every other scenario may skip with a reason.
+    return (
+        1
+        if "floor-smoke" in chosen
+        and not any(r.what.startswith("floor smoke") for r in rep.rows if r.verdict != "skipped")
+        else 0
+    )
+
+
+if __name__ == "__main__":
+    sys.exit(main())

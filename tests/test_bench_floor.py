@@ -1,0 +1,76 @@
+"""Keeps the benchmark from rotting: the C floor builds and drives two C bots,
+and bench/run.py's smoke path runs end to end (without touching docs/)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+BENCH = ROOT / "bench"
+
+pytestmark = pytest.mark.skipif(shutil.which("cc") is None, reason="no C compiler")
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    # Build into a temporary directory: the test must not race a running `make bench`.
+    out = tmp_path_factory.mktemp("bench-bin")
+    paths = {}
+    for name in ("floor", "cbot"):
+        paths[name] = out / name
+        subprocess.run(
+            ["cc", "-O2", "-Wall", "-Werror", "-o", str(paths[name]), str(BENCH / f"{name}.c")],
+            check=True,
+        )
+    return paths
+
+
+def test_floor_drives_two_cbots(built: dict[str, Path]) -> None:
+    cbot = str(built["cbot"])
+    done = subprocess.run(
+        [str(built["floor"]), "-j", "-n", "1000", cbot, "--", cbot],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert out["rounds"] == 1000
+    assert out["faults"] == [0, 0]
+    assert out["scores"] == [0, 0]  # rock against rock, every round
+    assert out["rounds_per_s"] > 0
+
+
+def test_floor_drives_python_bots(built: dict[str, Path]) -> None:
+    pybot = [sys.executable, str(BENCH / "pybot.py")]
+    done = subprocess.run(
+        [str(built["floor"]), "-j", "-n", "200", *pybot, "--", *pybot],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["faults"] == [0, 0]
+
+
+def test_floor_rejects_bad_usage(built: dict[str, Path]) -> None:
+    done = subprocess.run([str(built["floor"]), "-n", "10", str(built["cbot"])], timeout=10)
+    assert done.returncode == 2
+
+
+def test_run_py_smoke() -> None:
+    done = subprocess.run(
+        [sys.executable, str(BENCH / "run.py"), "--quick", "--only", "floor-smoke", "--no-write"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "floor smoke: 1,000 rounds C vs C" in done.stdout
