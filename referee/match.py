@@ -170,6 +170,7 @@ class Match:
         self.layer: sbx.Layer | None = None
         self.events: list[Event] = []
         self.total_steps = getattr(self.game, "rounds", 0)
+        self._next_watch = 0.0
 
     # -- faults ----------------------------------------------------------------
 
@@ -186,7 +187,13 @@ class Match:
 
     def _spawn_all(self) -> None:
         cfg = self.cfg
-        self.layer = sbx.choose_layer(cfg.sandbox)
+        # Orphans a bot leaves behind (setsid grandchildren) are re-parented to us,
+        # so the teardown sweep can find and kill them.
+        sbx.enable_subreaper()
+        try:
+            self.layer = sbx.choose_layer(cfg.sandbox)
+        except sbx.SandboxError as exc:
+            raise UsageError(f"sandbox {cfg.sandbox!r} does not work here: {exc}") from None
         log_dir: Path | None = None
         if cfg.log_dir:
             log_dir = Path(cfg.log_dir)
@@ -358,7 +365,7 @@ class Match:
     def _watchdog(self, step: int, force: bool) -> list[int]:
         """Poll each live bot's process tree; returns seats over a limit."""
         now = time.monotonic()
-        if not force and now < getattr(self, "_next_watch", 0.0):
+        if not force and now < self._next_watch:
             return []
         self._next_watch = now + WATCHDOG_PERIOD
         over: list[int] = []
@@ -439,18 +446,20 @@ class Match:
         while not game.finished(state):
             step = game.step_number(state)
             asked = game.to_act(state)
-            mux.pump()
             fatal: list[int] = []
-            # Anything a live bot sent since its last answer was not asked for.
-            for seat in range(nseats):
-                s = seats[seat]
-                bot = bots[seat]
-                if not s.out and bot is not None and bot.lines and not s.owed:
-                    self._fault(seat, step, faults.UNSOLICITED_OUTPUT, "a line nobody asked for")
-                    fatal.append(seat)
-            over = self._watchdog(step, force=False)
+            if mux.pump():
+                # Anything a live bot sent since its last answer was not asked for.
+                for seat in range(nseats):
+                    s = seats[seat]
+                    bot = bots[seat]
+                    if not s.out and bot is not None and bot.lines and not s.owed:
+                        self._fault(
+                            seat, step, faults.UNSOLICITED_OUTPUT, "a line nobody asked for"
+                        )
+                        fatal.append(seat)
+            over = self._watchdog(step, force=False) if time.monotonic() >= self._next_watch else ()
             if fatal or over:
-                self._disqualify(fatal + over, step)
+                self._disqualify(fatal + list(over), step)
                 continue
             obs: list[msgspec.Raw | None] = [None] * nseats
             sent = [0.0] * nseats
@@ -488,7 +497,9 @@ class Match:
                         bot.read_stdout(now)
                     got = self._take_line(seat, step) if bot.lines else None
                     if got is None:
-                        gone = await self._gone_reason(seat)
+                        gone = None
+                        if bot.stdout_eof or bot.stdin_broken or bot.exited or bot.line_too_long:
+                            gone = await self._gone_reason(seat)
                         if gone is not None:
                             step_faults[seat] = self._fault(seat, step, *gone)
                             fatal.append(seat)

@@ -287,7 +287,8 @@ class BotProcess:
 class Multiplexer:
     """One epoll set over every bot's stdout, stderr and pidfd."""
 
-    def __init__(self, bots: list[BotProcess]) -> None:
+    def __init__(self, bots: list[BotProcess], fast_wait_s: float = 0.002) -> None:
+        self.fast_wait_s = fast_wait_s
         self.ep = select.epoll()
         self.handlers: dict[int, tuple[BotProcess, str]] = {}
         for bot in bots:
@@ -321,14 +322,18 @@ class Multiplexer:
         self.handlers[fd] = (bot, "in")
         self._writers.add(fd)
 
-    def pump(self) -> None:
-        """Handle everything that is ready right now (never blocks)."""
+    def pump(self) -> bool:
+        """Handle everything that is ready right now (never blocks). True if anything was."""
         try:
             events = self.ep.poll(0)
         except InterruptedError:
-            return
+            return False
         if not events:
-            return
+            return False
+        self._handle(events)
+        return True
+
+    def _handle(self, events: list[tuple[int, int]]) -> None:
         now = time.monotonic()
         for fd, _mask in events:
             entry = self.handlers.get(fd)
@@ -353,10 +358,31 @@ class Multiplexer:
                     self._unregister(fd)
 
     async def wait(self, timeout: float) -> None:
-        """Park until some bot has something for us or ``timeout`` seconds pass."""
-        if timeout > 0:
-            with trio.move_on_after(timeout):
-                await trio.lowlevel.wait_readable(self.ep.fileno())
+        """Return once some bot has something for us, or after ``timeout`` seconds.
+
+        First a short *blocking* epoll wait (``fast_wait_s``): most replies arrive
+        within microseconds to a few milliseconds, and parking in trio's loop costs
+        far more than that (registration, scheduler passes, a cancel scope). Only a
+        bot that is still silent after it costs a real park, which lets other tasks
+        run and cancellation through. A match owns its process, so blocking the
+        thread this briefly delays nothing else of importance.
+        """
+        if timeout <= 0:
+            self.pump()
+            return
+        if self.fast_wait_s > 0:
+            try:
+                events = self.ep.poll(min(timeout, self.fast_wait_s))
+            except InterruptedError:
+                events = []
+            if events:
+                self._handle(events)
+                return
+            timeout -= self.fast_wait_s
+            if timeout <= 0:
+                return
+        with trio.move_on_after(timeout):
+            await trio.lowlevel.wait_readable(self.ep.fileno())
         self.pump()
 
     def close(self) -> None:
