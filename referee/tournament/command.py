@@ -1,0 +1,345 @@
+"""``referee tournament``: the command line of a league (docs/tournament.md)."""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import secrets
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from ..cli import (
+    EXIT_INTERNAL,
+    EXIT_OK,
+    CliError,
+    add_limit_arguments,
+    limit_overrides,
+    nonneg_int,
+    positive_int,
+)
+from .config import (
+    ConfigError,
+    Resolved,
+    ResolvedBot,
+    TournamentConfig,
+    bots_from_args,
+    load_config,
+    validate,
+)
+
+EXIT_INTERRUPTED = 130
+
+# Options that change results: refused with --resume, which always finishes the
+# tournament exactly as it was configured.
+_RESULT_OPTIONS = (
+    "config",
+    "legs",
+    "rounds",
+    "finalists",
+    "best_of",
+    "finals_rounds",
+    "seed",
+    "tokens",
+    "game",
+    "name",
+    "move_timeout",
+    "handshake_timeout",
+    "time_bank",
+    "max_faults",
+    "sandbox",
+    "memory_mib",
+    "cpu_s",
+    "out",
+)
+
+
+def configure(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "bots",
+        nargs="*",
+        metavar="BOT",
+        help="a sample bot's name, an executable or a quoted command line; "
+        "replaces the config's [[bot]] list",
+    )
+    p.add_argument("--config", "-c", metavar="TOML", help="tournament config (see docs)")
+    p.add_argument("--name", help="the tournament's title")
+    p.add_argument("--game", help="game to play (default chaos)")
+    p.add_argument("--tokens", type=nonneg_int, metavar="N", help="deception tokens per bot")
+    p.add_argument(
+        "--legs",
+        type=int,
+        choices=[1, 2],
+        help="pool: meetings per pair (default 2, seats swapped)",
+    )
+    p.add_argument(
+        "--rounds", type=positive_int, metavar="N", help="rounds per pool match (default 10000)"
+    )
+    p.add_argument(
+        "--finalists",
+        type=int,
+        choices=[0, 2, 4, 8],
+        help="bots in the bracket (default 8; 0: pool only)",
+    )
+    p.add_argument(
+        "--best-of", type=positive_int, metavar="N", help="games per finals tie, odd (default 3)"
+    )
+    p.add_argument(
+        "--finals-rounds",
+        type=positive_int,
+        metavar="N",
+        help="rounds per finals game (default 20000)",
+    )
+    p.add_argument(
+        "--seed",
+        type=nonneg_int,
+        metavar="S",
+        help="tournament seed; every match seed derives from it (default random)",
+    )
+    p.add_argument(
+        "-j",
+        "--jobs",
+        type=positive_int,
+        metavar="N",
+        help="matches in parallel, one worker process each (default: CPUs)",
+    )
+    p.add_argument("--out", metavar="DIR", help="output directory (default tournaments/<time>)")
+    p.add_argument(
+        "--resume",
+        metavar="DIR",
+        help="finish the interrupted tournament in DIR (finished matches are kept)",
+    )
+    p.add_argument("--json", action="store_true", help="print the final summary as JSON")
+    p.add_argument("--quiet", "-q", action="store_true", help="no dashboard or tables")
+    add_limit_arguments(p)
+
+
+def _overridden(cfg: TournamentConfig, args: argparse.Namespace) -> TournamentConfig:
+    """The config with the command line's options applied over it."""
+    changes: dict[str, Any] = {}
+    for opt in ("name", "game", "tokens", "seed", "out"):
+        if getattr(args, opt) is not None:
+            changes[opt] = getattr(args, opt)
+    if args.jobs is not None:
+        changes["jobs"] = args.jobs
+    if args.bots:
+        changes["bot"] = bots_from_args(args.bots)
+    pool: dict[str, Any] = {}
+    if args.legs is not None:
+        pool["legs"] = args.legs
+    if args.rounds is not None:
+        pool["rounds"] = args.rounds
+    finals: dict[str, Any] = {}
+    if args.finalists is not None:
+        finals["finalists"] = args.finalists
+    if args.best_of is not None:
+        finals["best_of"] = args.best_of
+    if args.finals_rounds is not None:
+        finals["rounds"] = args.finals_rounds
+    limits: dict[str, Any] = dict(limit_overrides(args))
+    if args.memory_mib is not None:
+        limits["memory_mib"] = args.memory_mib
+    if args.cpu_s is not None:
+        limits["cpu_s"] = math.ceil(args.cpu_s)
+    if pool:
+        changes["pool"] = msgspec.structs.replace(cfg.pool, **pool)
+    if finals:
+        changes["finals"] = msgspec.structs.replace(cfg.finals, **finals)
+    if limits:
+        changes["limits"] = msgspec.structs.replace(cfg.limits, **limits)
+    return msgspec.structs.replace(cfg, **changes)
+
+
+def _resolve(cfg: TournamentConfig) -> Resolved:
+    from ..match import UsageError, resolve_command
+
+    bots = []
+    for b in cfg.bot:
+        try:
+            argv = resolve_command(b.command)
+        except UsageError as exc:
+            raise ConfigError(f"bot {b.name!r}: {exc}") from None
+        bots.append(ResolvedBot(name=b.name, argv=argv))
+    return Resolved(
+        name=cfg.name,
+        game=cfg.game,
+        tokens=cfg.tokens,
+        params=cfg.params,
+        seed=cfg.seed if cfg.seed is not None else secrets.randbits(63),
+        pool=cfg.pool,
+        finals=cfg.finals,
+        limits=cfg.limits,
+        bots=bots,
+    )
+
+
+def _check_game(resolved: Resolved) -> None:
+    from ..match import MatchConfig, UsageError, make_game
+
+    try:
+        game = make_game(
+            MatchConfig(
+                game=resolved.game,
+                tokens=resolved.tokens,
+                params=resolved.params,
+                rounds=resolved.pool.rounds,
+            )
+        )
+    except UsageError as exc:
+        raise ConfigError(str(exc)) from None
+    if game.seats != 2:
+        raise ConfigError(f"tournaments are for two-player games; {resolved.game} is not")
+
+
+def _flatten(exc: BaseException) -> list[BaseException]:
+    if isinstance(exc, BaseExceptionGroup):
+        return [e for sub in exc.exceptions for e in _flatten(sub)]
+    return [exc]
+
+
+def run(args: argparse.Namespace) -> int:
+    from .state import StateError, Store
+
+    if args.resume:
+        given = [
+            o
+            for o in _RESULT_OPTIONS
+            if getattr(args, o, None) is not None and getattr(args, o) is not False
+        ]
+        if args.bots or given:
+            opts = ", ".join("--" + o.replace("_", "-") for o in given) or "BOT arguments"
+            raise CliError(f"--resume finishes the tournament as configured; drop {opts}")
+        out_dir = Path(args.resume)
+        try:
+            store = Store.open(out_dir)
+            resolved = store.resolved()
+        except StateError as exc:
+            raise CliError(str(exc)) from None
+        jobs = args.jobs or os.cpu_count() or 1
+    else:
+        try:
+            cfg = load_config(Path(args.config)) if args.config else TournamentConfig()
+            cfg = _overridden(cfg, args)
+            validate(cfg)
+            resolved = _resolve(cfg)
+            _check_game(resolved)
+        except ConfigError as exc:
+            raise CliError(str(exc)) from None
+        out_dir = Path(cfg.out or os.path.join("tournaments", time.strftime("%Y%m%d-%H%M%S")))
+        jobs = cfg.jobs or os.cpu_count() or 1
+        try:
+            store = Store.create(out_dir, resolved)
+        except StateError as exc:
+            raise CliError(str(exc)) from None
+    try:
+        return _play(store, resolved, out_dir, jobs, args)
+    finally:
+        store.close()
+
+
+def _play(
+    store: Any, resolved: Resolved, out_dir: Path, jobs: int, args: argparse.Namespace
+) -> int:
+    import trio
+    from rich.console import Console
+
+    from .. import sandbox
+    from .dashboard import Dashboard, bracket_table, cross_table_view, standings_table
+    from .executor import MatchFailed, ProcessExecutor
+    from .export import write_exports
+    from .runner import Runner
+    from .standings import rank_pool
+
+    console = Console(stderr=True)
+    show = not args.quiet and not args.json
+    try:
+        layer = sandbox.choose_layer(resolved.limits.sandbox)
+    except (sandbox.SandboxError, ValueError) as exc:
+        raise CliError(f"containment: {exc}") from None
+    if layer.warning and not args.quiet:
+        console.print(f"[bold red]warning:[/] {layer.warning}")
+
+    runner = Runner(store, resolved, out_dir)
+    runner.load()
+    executor = ProcessExecutor(jobs, out_dir / "logs")
+    live = show and console.is_terminal
+    if show and not live:
+
+        def line(plan: Any, played: Any) -> None:
+            done, total, _rd, _rt = runner.work()
+            a, b = (runner.names[s] for s in plan.seats)
+            console.print(
+                f"[{done}/{total}] {plan.id}: {a} {played.final[0]:+.4f}, "
+                f"{b} {played.final[1]:+.4f}",
+                highlight=False,
+            )
+
+        runner.on_finish = line
+    if show:
+        counts = store.counts()
+        console.print(
+            f"{resolved.name}: {len(runner.names)} bots, {jobs} workers, seed {resolved.seed}, "
+            f"output {out_dir}"
+            + (f" ({counts['done']} matches already done)" if counts["done"] else ""),
+            highlight=False,
+        )
+    started = time.monotonic()
+
+    async def main() -> None:
+        try:
+            async with trio.open_nursery() as nursery:
+                if live:
+                    nursery.start_soon(Dashboard(console, runner, executor).run)
+                await runner.run(executor)
+                nursery.cancel_scope.cancel()
+        finally:
+            await executor.aclose()
+
+    try:
+        trio.run(main)
+    except BaseException as exc:
+        found = _flatten(exc)
+        hint = f"resume with: referee tournament --resume {out_dir}"
+        if any(isinstance(e, KeyboardInterrupt) for e in found):
+            done = store.counts()["done"]
+            print(f"referee tournament: interrupted after {done} matches; {hint}", file=sys.stderr)
+            return EXIT_INTERRUPTED
+        failed = [e for e in found if isinstance(e, MatchFailed)]
+        if failed:
+            raise CliError(f"{failed[0]}; {hint}", EXIT_INTERNAL) from None
+        raise
+    wall = time.monotonic() - started
+
+    standings = rank_pool(runner.names, runner.pool_played())
+    summary = write_exports(
+        out_dir,
+        resolved,
+        standings,
+        runner.bracket,
+        store.finished(),
+        runner.pool_played(),
+        wall,
+    )
+    if show:
+        out = Console()
+        out.print(standings_table(standings, f"{resolved.name}: pool standings"))
+        out.print(cross_table_view(standings, runner.pool_played()))
+        if runner.bracket is not None and runner.bracket.rounds:
+            out.print(bracket_table(runner.bracket, runner.names))
+        if summary["champion"]:
+            out.print(f"[bold]Champion: {summary['champion']}[/]")
+        faulty = [s for s in standings if s.faults]
+        for s in faulty:
+            out.print(f"faults: {s.name}: {s.faults} in the pool ({s.disqualified} disqualified)")
+        out.print(f"{len(summary['matches'])} matches in {wall:.1f} s; results in {out_dir}/")
+    if args.json:
+        brief = {k: v for k, v in summary.items() if k != "matches"}
+        brief["output"] = str(out_dir)
+        sys.stdout.write(msgspec.json.encode(brief).decode() + "\n")
+    elif args.quiet:
+        print(out_dir)
+    return EXIT_OK

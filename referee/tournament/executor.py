@@ -1,0 +1,194 @@
+"""Where matches run. The coordinator only needs ``submit(job) -> outcome`` and a
+view of the workers, so another backend (e.g. Dask over several machines) can
+replace :class:`ProcessExecutor` without touching the rest.
+
+:class:`ProcessExecutor` keeps N persistent ``referee.tournament.worker``
+processes and feeds each one job at a time over a pipe. A worker that dies is
+started again and its match re-run from scratch (a match has no partial state
+worth keeping).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, Protocol
+
+import msgspec
+import trio
+
+from .worker import Job, Reply
+
+MAX_ATTEMPTS = 3  # runs of one match before the tournament gives up on it
+
+
+class MatchFailed(Exception):
+    """A match could not be played (not a bot's fault: those are results)."""
+
+
+class WorkerInfo(msgspec.Struct):
+    index: int
+    pid: int | None
+    job: str | None  # the match it is playing
+    since: float | None  # monotonic time the match started
+    done: int  # matches it finished
+    restarts: int
+
+
+class Executor(Protocol):
+    @property
+    def size(self) -> int: ...
+
+    def workers(self) -> list[WorkerInfo]: ...
+
+    async def submit(self, job: Job) -> dict[str, Any]:
+        """Play the job; the outcome as ``referee.cli.outcome_json`` builds it."""
+        ...
+
+    async def aclose(self) -> None: ...
+
+
+class _Worker:
+    def __init__(self, index: int) -> None:
+        self.index = index
+        self.proc: trio.Process | None = None
+        self.buf = b""
+        self.job: str | None = None
+        self.since: float | None = None
+        self.done = 0
+        self.restarts = 0
+        self.started = 0
+
+
+class ProcessExecutor:
+    def __init__(self, size: int, log_dir: Path) -> None:
+        self._size = max(1, size)
+        self.log_dir = log_dir
+        self._workers = [_Worker(i) for i in range(self._size)]
+        self._idle_send, self._idle_recv = trio.open_memory_channel[_Worker](self._size)
+        for w in self._workers:
+            self._idle_send.send_nowait(w)
+        self._encode = msgspec.json.Encoder().encode
+        self._decode = msgspec.json.Decoder(Reply).decode
+
+    @property
+    def size(self) -> int:
+        return self._size
+
+    def workers(self) -> list[WorkerInfo]:
+        return [
+            WorkerInfo(
+                index=w.index,
+                pid=w.proc.pid if w.proc is not None else None,
+                job=w.job,
+                since=w.since,
+                done=w.done,
+                restarts=w.restarts,
+            )
+            for w in self._workers
+        ]
+
+    async def _start(self, w: _Worker) -> trio.Process:
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        log = open(self.log_dir / f"worker-{w.index + 1}.log", "ab")
+        try:
+            # A new session: Ctrl-C in the terminal reaches only the coordinator,
+            # which then stops the workers by closing their stdin (so in-flight
+            # matches end cleanly instead of recording bots killed by SIGINT).
+            proc = await trio.lowlevel.open_process(
+                [sys.executable, "-m", "referee.tournament.worker"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=log,
+                start_new_session=True,
+                env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            )
+        finally:
+            log.close()
+        if w.started:
+            w.restarts += 1
+        w.started += 1
+        w.proc = proc
+        w.buf = b""
+        return proc
+
+    async def _exchange(self, w: _Worker, line: bytes) -> bytes | None:
+        """Send one job line, return the reply line, or None if the worker died."""
+        proc = w.proc
+        if proc is None or proc.returncode is not None:
+            proc = await self._start(w)
+        assert proc.stdin is not None and proc.stdout is not None
+        try:
+            await proc.stdin.send_all(line)
+            while b"\n" not in w.buf:
+                data = await proc.stdout.receive_some(1 << 16)
+                if not data:
+                    raise trio.BrokenResourceError("worker closed its stdout")
+                w.buf += data
+        except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+            await self._reap(w)
+            return None
+        reply, w.buf = w.buf.split(b"\n", 1)
+        return reply
+
+    async def _reap(self, w: _Worker) -> None:
+        proc = w.proc
+        w.proc = None
+        if proc is None:
+            return
+        with trio.CancelScope(shield=True):
+            if proc.returncode is None:
+                proc.kill()
+            await proc.wait()
+
+    async def submit(self, job: Job) -> dict[str, Any]:
+        w = await self._idle_recv.receive()
+        try:
+            line = self._encode(job) + b"\n"
+            errors: list[str] = []
+            for _attempt in range(MAX_ATTEMPTS):
+                w.job, w.since = job.id, time.monotonic()
+                raw = await self._exchange(w, line)
+                if raw is None:
+                    errors.append("the worker process died")
+                    continue
+                try:
+                    reply = self._decode(raw)
+                except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+                    errors.append(f"bad reply from the worker: {exc}")
+                    await self._reap(w)
+                    continue
+                if reply.ok and reply.outcome is not None and reply.id == job.id:
+                    w.done += 1
+                    return reply.outcome
+                errors.append(reply.error or "the worker gave no result")
+            raise MatchFailed(f"match {job.id} failed {MAX_ATTEMPTS} times: {errors[-1]}")
+        except BaseException as exc:
+            # Cancelled (Ctrl-C, another match failed) in the middle of a match: the
+            # worker is busy with a match nobody will read, so it is replaced.
+            if w.job is not None and not isinstance(exc, MatchFailed):
+                await self._reap(w)
+            raise
+        finally:
+            w.job, w.since = None, None
+            self._idle_send.send_nowait(w)
+
+    async def aclose(self) -> None:
+        """Close every worker's stdin (they exit between or abandon matches), then
+        give them a moment before killing what is left."""
+        with trio.CancelScope(shield=True):
+            for w in self._workers:
+                if w.proc is not None and w.proc.stdin is not None:
+                    try:
+                        await w.proc.stdin.aclose()
+                    except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+                        pass
+            with trio.move_on_after(5.0):
+                for w in self._workers:
+                    if w.proc is not None:
+                        await w.proc.wait()
+            for w in self._workers:
+                await self._reap(w)

@@ -1,0 +1,192 @@
+"""The coordinator: schedules matches, hands them to the executor, records results.
+
+Planning is a pure function of the finished results (``schedule.py``): the
+whole pool is scheduled at the start, the bracket's first round once the pool
+is complete, each later round once the previous one is decided, and within a
+tie only the games that are certain to be needed. So whatever order matches
+finish in, and however often the run is interrupted, the same matches are
+played with the same seeds.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import trio
+
+from .config import Resolved
+from .executor import Executor
+from .schedule import Bracket, MatchPlan, Played, build_bracket, pool_plan
+from .standings import Standing, rank_pool
+from .state import Store, played_of
+from .worker import Job
+
+
+class Runner:
+    def __init__(self, store: Store, resolved: Resolved, out_dir: Path) -> None:
+        from ..match import derive_seed
+
+        self.store = store
+        self.cfg = resolved
+        self.out_dir = out_dir
+        self.names = [b.name for b in resolved.bots]
+        self.seed_fn = derive_seed
+        self.pool = pool_plan(
+            len(self.names), resolved.pool.legs, resolved.pool.rounds, resolved.seed, derive_seed
+        )
+        self.pool_ids = {p.id for p in self.pool}
+        self.finished: dict[str, tuple[MatchPlan, dict[str, Any]]] = {}
+        self.played: dict[str, Played] = {}
+        self.in_flight: dict[str, tuple[MatchPlan, float]] = {}
+        self.bracket: Bracket | None = None
+        self.ranking: list[int] | None = None  # pool order once the pool is complete
+        self.live_standings: list[Standing] = rank_pool(self.names, [], samples=0)
+        self.started = time.monotonic()
+        self.work_done_here = 0  # rounds finished in this session (for the ETA)
+        self._base_job = self._match_config_base()
+        # Called after each match is recorded (plain progress lines when no dashboard).
+        self.on_finish: Callable[[MatchPlan, Played], None] | None = None
+
+    # -- planning --------------------------------------------------------------
+
+    def load(self) -> None:
+        """Read what a previous session finished, and schedule the pool."""
+        self.store.schedule(self.pool)
+        for plan, outcome in self.store.finished():
+            self.finished[plan.id] = (plan, outcome)
+            self.played[plan.id] = played_of(plan, outcome)
+        self._refresh_standings()
+
+    def pool_played(self) -> list[Played]:
+        return [self.played[p.id] for p in self.pool if p.id in self.played]
+
+    def pool_complete(self) -> bool:
+        return all(p.id in self.played for p in self.pool)
+
+    def _refresh_standings(self) -> None:
+        self.live_standings = rank_pool(self.names, self.pool_played(), samples=0)
+
+    def replan(self) -> list[MatchPlan]:
+        """Schedule what the results so far make certain; return the pending matches."""
+        if self.pool_complete() and self.cfg.finals.finalists >= 2:
+            if self.ranking is None:
+                self.ranking = [r.bot for r in rank_pool(self.names, self.pool_played(), 0)]
+            finals = {k: v for k, v in self.played.items() if k not in self.pool_ids}
+            f = self.cfg.finals
+            self.bracket = build_bracket(
+                self.ranking, f.finalists, f.best_of, f.rounds, self.cfg.seed, self.seed_fn, finals
+            )
+            self.store.schedule(self.bracket.needed)
+        return self.store.pending()
+
+    def complete(self) -> bool:
+        if not self.pool_complete():
+            return False
+        if self.cfg.finals.finalists < 2:
+            return True
+        return self.bracket is not None and self.bracket.complete
+
+    # -- progress estimate -----------------------------------------------------
+
+    def qualifiers(self) -> int:
+        return min(self.cfg.finals.finalists, len(self.names))
+
+    def work(self) -> tuple[int, int, int, int]:
+        """(matches done, matches expected, rounds done, rounds expected). Finals
+        are counted at their longest until decided ties say otherwise."""
+        f = self.cfg.finals
+        pool_n = len(self.pool)
+        q = self.qualifiers()
+        max_games = (q - 1) * f.best_of if q >= 2 else 0
+        if self.bracket is not None:
+            saved = sum(
+                f.best_of - len(t.games)
+                for rnd in self.bracket.rounds
+                for t in rnd
+                if t.winner is not None and t.b is not None
+            )
+            max_games -= saved
+        done_pool = sum(1 for p in self.pool if p.id in self.played)
+        done_finals = len(self.played) - done_pool
+        matches_total = pool_n + max_games
+        rounds_done = done_pool * self.cfg.pool.rounds + done_finals * f.rounds
+        rounds_total = pool_n * self.cfg.pool.rounds + max_games * f.rounds
+        return len(self.played), matches_total, rounds_done, rounds_total
+
+    # -- running ---------------------------------------------------------------
+
+    def _match_config_base(self) -> dict[str, Any]:
+        from .. import sandbox
+        from ..match import MatchConfig
+
+        lim = self.cfg.limits
+        limits = msgspec.structs.replace(
+            sandbox.Limits(), memory_mib=lim.memory_mib, cpu_s=lim.cpu_s
+        )
+        cfg = MatchConfig(
+            game=self.cfg.game,
+            tokens=self.cfg.tokens,
+            params=dict(self.cfg.params),
+            move_timeout=lim.move_timeout,
+            handshake_timeout=lim.handshake_timeout,
+            time_bank=lim.time_bank,
+            max_faults=lim.max_faults,
+            sandbox=lim.sandbox,
+            limits=limits,
+            log_dir=str(self.out_dir / "logs"),
+        )
+        out: dict[str, Any] = msgspec.to_builtins(cfg)
+        return out
+
+    def job(self, plan: MatchPlan) -> Job:
+        cfg = dict(self._base_job)
+        cfg["seed"] = plan.seed
+        cfg["rounds"] = plan.rounds
+        cfg["replay"] = str(self.out_dir / "replays" / f"{plan.id}.jsonl")
+        bots = [
+            {"command": self.cfg.bots[b].argv, "label": self.cfg.bots[b].name} for b in plan.seats
+        ]
+        return Job(id=plan.id, bots=bots, cfg=cfg)
+
+    async def run(self, executor: Executor) -> None:
+        """Play until the tournament is complete. Raises MatchFailed if a match
+        cannot be played at all (the state stays resumable)."""
+        (self.out_dir / "replays").mkdir(parents=True, exist_ok=True)
+        (self.out_dir / "logs").mkdir(parents=True, exist_ok=True)
+        async with trio.open_nursery() as nursery:
+
+            def launch() -> None:
+                for plan in self.replan():
+                    if plan.id not in self.in_flight:
+                        self.in_flight[plan.id] = (plan, time.monotonic())
+                        nursery.start_soon(play, plan)
+
+            async def play(plan: MatchPlan) -> None:
+                outcome = await executor.submit(self.job(plan))
+                # Paths in the results are relative to the output directory, so
+                # two runs of one tournament in different places compare equal.
+                if outcome.get("replay"):
+                    outcome["replay"] = os.path.relpath(outcome["replay"], self.out_dir)
+                self.store.record(plan, outcome)
+                del self.in_flight[plan.id]
+                self.finished[plan.id] = (plan, outcome)
+                self.played[plan.id] = played_of(plan, outcome)
+                self.work_done_here += plan.rounds
+                if self.on_finish is not None:
+                    self.on_finish(plan, self.played[plan.id])
+                if plan.stage == "pool":
+                    self._refresh_standings()
+                    if self.pool_complete():
+                        launch()
+                else:
+                    launch()
+
+            launch()
+        self.replan()
+        if self.complete():
+            self.store.set("status", "complete")

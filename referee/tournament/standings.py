@@ -1,0 +1,205 @@
+"""Pool standings, the cross-table and Bradley-Terry ratings.
+
+Ranking (docs/tournament.md): mean Final score over the bot's pool matches,
+then head-to-head among the bots still level (mean Final difference in their
+matches against each other), then mean Standard score, then name. Scores are
+compared rounded to 6 decimals (as the game reports them) so that float noise
+in a mean never decides a place.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import msgspec
+import numpy as np
+
+from .schedule import Played
+
+BOOTSTRAP_SAMPLES = 400
+RATING_PRIOR = 1.0  # virtual games against an average opponent, drawn: keeps ratings finite
+ELO = 400.0 / np.log(10.0)  # natural-log strength to the Elo scale
+
+
+class Standing(msgspec.Struct):
+    rank: int
+    bot: int
+    name: str
+    played: int = 0
+    wins: int = 0
+    draws: int = 0
+    losses: int = 0
+    mean_final: float = 0.0
+    mean_standard: float = 0.0
+    head_to_head: float | None = None  # only set when it was needed to split a tie
+    faults: int = 0  # fault records over all pool matches
+    disqualified: int = 0  # pool matches in which the bot was disqualified
+    rating: float = 0.0  # Bradley-Terry, Elo scale, mean 0
+    rating_low: float = 0.0  # 95% bootstrap interval
+    rating_high: float = 0.0
+
+
+def _r6(x: float) -> float:
+    return round(x, 6)
+
+
+def rank_pool(
+    names: Sequence[str], games: Sequence[Played], samples: int = BOOTSTRAP_SAMPLES
+) -> list[Standing]:
+    """Standings from the pool matches played so far (complete or not). ``samples``
+    bootstrap resamples give the rating intervals (0: point ratings only, for the
+    live dashboard)."""
+    n = len(names)
+    rows = [Standing(rank=0, bot=i, name=names[i]) for i in range(n)]
+    fsum = [0.0] * n
+    ssum = [0.0] * n
+    for g in games:
+        for seat, bot in enumerate(g.seats):
+            r = rows[bot]
+            r.played += 1
+            fsum[bot] += g.final[seat]
+            ssum[bot] += g.standard[seat]
+            r.faults += g.faults[seat]
+            r.disqualified += int(g.disqualified[seat])
+            if g.winner is None:
+                r.draws += 1
+            elif g.winner == bot:
+                r.wins += 1
+            else:
+                r.losses += 1
+    for r in rows:
+        if r.played:
+            r.mean_final = _r6(fsum[r.bot] / r.played)
+            r.mean_standard = _r6(ssum[r.bot] / r.played)
+    ordered: list[Standing] = []
+    by_final = sorted(rows, key=lambda r: -r.mean_final)
+    k = 0
+    while k < len(by_final):
+        group = [r for r in by_final[k:] if r.mean_final == by_final[k].mean_final]
+        k += len(group)
+        if len(group) > 1:
+            members = {r.bot for r in group}
+            h2h = _head_to_head(members, games)
+            for r in group:
+                r.head_to_head = h2h[r.bot]
+            group.sort(key=lambda r: (-(r.head_to_head or 0.0), -r.mean_standard, r.name))
+        ordered.extend(group)
+    for rank, r in enumerate(ordered, start=1):
+        r.rank = rank
+    ratings(ordered, games, samples)
+    return ordered
+
+
+def _head_to_head(members: set[int], games: Sequence[Played]) -> dict[int, float]:
+    """Mean Final difference of each member in its matches against the others."""
+    total = dict.fromkeys(members, 0.0)
+    count = dict.fromkeys(members, 0)
+    for g in games:
+        a, b = g.seats
+        if a in members and b in members:
+            total[a] += g.final[0] - g.final[1]
+            total[b] += g.final[1] - g.final[0]
+            count[a] += 1
+            count[b] += 1
+    return {m: _r6(total[m] / count[m]) if count[m] else 0.0 for m in members}
+
+
+class CrossCell(msgspec.Struct):
+    played: int = 0
+    wins: int = 0
+    draws: int = 0
+    losses: int = 0
+    final_diff: float = 0.0  # mean (row's Final - column's Final)
+
+
+def cross_table(n: int, games: Sequence[Played]) -> list[list[CrossCell]]:
+    """cells[i][j]: bot i's record against bot j in the pool."""
+    cells = [[CrossCell() for _ in range(n)] for _ in range(n)]
+    sums = np.zeros((n, n))
+    for g in games:
+        a, b = g.seats
+        for me, other, seat in ((a, b, 0), (b, a, 1)):
+            c = cells[me][other]
+            c.played += 1
+            sums[me, other] += g.final[seat] - g.final[1 - seat]
+            if g.winner is None:
+                c.draws += 1
+            elif g.winner == me:
+                c.wins += 1
+            else:
+                c.losses += 1
+    for i in range(n):
+        for j in range(n):
+            c = cells[i][j]
+            if c.played:
+                c.final_diff = _r6(float(sums[i, j]) / c.played)
+    return cells
+
+
+def _fit_bt(score: np.ndarray, games: np.ndarray, iters: int = 1000) -> np.ndarray:
+    """Bradley-Terry strengths by the MM algorithm (Hunter 2004), batched.
+
+    score[..., i, j] is what i scored against j (1 a win, 0.5 a draw), games[..., i, j]
+    the number of games. Every bot also has RATING_PRIOR drawn games against a
+    virtual opponent of strength 1, so a bot that won (or lost) everything still
+    gets a finite rating. Returns log-strengths, shape score.shape[:-1].
+    """
+    p = np.ones(score.shape[:-1])
+    won = score.sum(axis=-1) + 0.5 * RATING_PRIOR
+    for _ in range(iters):
+        denom = (games / (p[..., :, None] + p[..., None, :])).sum(axis=-1)
+        denom += RATING_PRIOR / (p + 1.0)
+        new = won / denom
+        if np.max(np.abs(np.log(new) - np.log(p))) < 1e-9:
+            p = new
+            break
+        p = new
+    logp: np.ndarray = np.log(p)
+    return logp
+
+
+def ratings(
+    rows: Sequence[Standing],
+    games: Sequence[Played],
+    samples: int = BOOTSTRAP_SAMPLES,
+    seed: int = 20260101,
+) -> None:
+    """Fill in Bradley-Terry ratings (Elo scale, centred on 0) and 95% intervals
+    from a bootstrap over the matches, with a fixed seed so output is reproducible."""
+    n = len(rows)
+    if n == 0:
+        return
+    pairs = np.array([g.seats for g in games], dtype=np.int64).reshape(-1, 2)
+    first = np.array(
+        [1.0 if g.winner == g.seats[0] else 0.5 if g.winner is None else 0.0 for g in games]
+    )
+
+    def matrices(weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        # weights: (B, M) how often each match is drawn in each resample
+        b = weights.shape[0]
+        score = np.zeros((b, n, n))
+        count = np.zeros((b, n, n))
+        for m, (i, j) in enumerate(pairs):
+            w = weights[:, m]
+            score[:, i, j] += w * first[m]
+            score[:, j, i] += w * (1.0 - first[m])
+            count[:, i, j] += w
+            count[:, j, i] += w
+        return score, count
+
+    base = _fit_bt(*matrices(np.ones((1, len(games)))))[0]
+    point = (base - base.mean()) * ELO
+    low = high = point
+    if len(games) and samples > 0:
+        rng = np.random.default_rng(seed)
+        draws = rng.integers(0, len(games), size=(samples, len(games)))
+        weights = np.zeros((samples, len(games)))
+        np.add.at(weights, (np.arange(samples)[:, None], draws), 1.0)
+        boot = _fit_bt(*matrices(weights), iters=300)
+        boot = (boot - boot.mean(axis=1, keepdims=True)) * ELO
+        low = np.percentile(boot, 2.5, axis=0)
+        high = np.percentile(boot, 97.5, axis=0)
+    for r in rows:
+        r.rating = round(float(point[r.bot]), 1)
+        r.rating_low = round(float(low[r.bot]), 1)
+        r.rating_high = round(float(high[r.bot]), 1)

@@ -1,0 +1,245 @@
+"""The tournament's state in SQLite (``tournament.sqlite`` in the output directory).
+
+The database is the truth: the resolved config, the bots, every scheduled match,
+and each finished match's result, committed in one transaction before anything
+counts it. A run killed at any moment therefore loses at most the matches in
+flight, and ``--resume`` plays exactly those again. WAL mode keeps each commit
+cheap and lets the dashboard (or a curious user's sqlite3) read while it runs.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from .config import Resolved
+from .schedule import MatchPlan, Played
+
+DB_NAME = "tournament.sqlite"
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS bots (
+    idx INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, command TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS matches (
+    id TEXT PRIMARY KEY,
+    ord INTEGER NOT NULL,
+    stage TEXT NOT NULL,
+    round INTEGER NOT NULL,
+    tie INTEGER NOT NULL,
+    game INTEGER NOT NULL,
+    seat0 INTEGER NOT NULL,
+    seat1 INTEGER NOT NULL,
+    seed INTEGER NOT NULL,
+    rounds INTEGER NOT NULL,
+    status TEXT NOT NULL DEFAULT 'pending',
+    winner INTEGER,
+    result TEXT,
+    replay TEXT,
+    wall_s REAL,
+    finished_at TEXT
+);
+CREATE INDEX IF NOT EXISTS matches_status ON matches (status, ord);
+"""
+
+
+class StateError(Exception):
+    """The output directory holds no usable tournament database."""
+
+
+class Store:
+    def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
+        self.conn = conn
+        self.path = path
+
+    @classmethod
+    def create(cls, directory: Path, resolved: Resolved) -> Store:
+        path = directory / DB_NAME
+        if path.exists():
+            raise StateError(
+                f"{path} already exists: use --resume {directory} to finish that tournament, "
+                "or choose another --out"
+            )
+        directory.mkdir(parents=True, exist_ok=True)
+        store = cls(_connect(path), path)
+        with store.conn:
+            store.conn.executescript(_SCHEMA)
+            store._set("schema", str(SCHEMA_VERSION))
+            store._set("config", msgspec.json.encode(resolved).decode())
+            store._set("created", _now())
+            store._set("status", "running")
+            store.conn.executemany(
+                "INSERT INTO bots (idx, name, command) VALUES (?, ?, ?)",
+                [(i, b.name, json.dumps(b.argv)) for i, b in enumerate(resolved.bots)],
+            )
+        return store
+
+    @classmethod
+    def open(cls, directory: Path) -> Store:
+        path = directory / DB_NAME
+        if not path.is_file():
+            raise StateError(f"no tournament to resume: {path} does not exist")
+        try:
+            conn = _connect(path)
+            row = conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+        except sqlite3.DatabaseError as exc:
+            raise StateError(f"{path} is not a tournament database: {exc}") from None
+        if row is None or int(row[0]) != SCHEMA_VERSION:
+            raise StateError(f"{path}: unsupported tournament database version")
+        return cls(conn, path)
+
+    def close(self) -> None:
+        self.conn.close()
+
+    # -- meta ------------------------------------------------------------------
+
+    def _set(self, key: str, value: str) -> None:
+        self.conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
+
+    def get(self, key: str) -> str | None:
+        row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def set(self, key: str, value: str) -> None:
+        with self.conn:
+            self._set(key, value)
+
+    def resolved(self) -> Resolved:
+        text = self.get("config")
+        if text is None:
+            raise StateError(f"{self.path}: the config is missing")
+        return msgspec.json.decode(text, type=Resolved)
+
+    # -- matches ---------------------------------------------------------------
+
+    def schedule(self, plans: list[MatchPlan]) -> int:
+        """Add matches not yet known (by id); returns how many were new."""
+        if not plans:
+            return 0
+        with self.conn:
+            (top,) = self.conn.execute("SELECT COALESCE(MAX(ord), 0) FROM matches").fetchone()
+            before = self.conn.total_changes
+            self.conn.executemany(
+                "INSERT OR IGNORE INTO matches (id, ord, stage, round, tie, game, seat0, seat1,"
+                " seed, rounds) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        p.id,
+                        top + k + 1,
+                        p.stage,
+                        p.round,
+                        p.tie,
+                        p.game,
+                        p.seats[0],
+                        p.seats[1],
+                        p.seed,
+                        p.rounds,
+                    )
+                    for k, p in enumerate(plans)
+                ],
+            )
+            return self.conn.total_changes - before
+
+    def pending(self) -> list[MatchPlan]:
+        rows = self.conn.execute(
+            "SELECT id, stage, round, tie, game, seat0, seat1, seed, rounds FROM matches"
+            " WHERE status = 'pending' ORDER BY ord"
+        ).fetchall()
+        return [_plan(r) for r in rows]
+
+    def record(self, plan: MatchPlan, outcome: dict[str, Any]) -> None:
+        """Commit a finished match; only then does the coordinator count it."""
+        winner_seat = outcome.get("winner")
+        winner = plan.seats[winner_seat] if isinstance(winner_seat, int) else None
+        with self.conn:
+            self.conn.execute(
+                "UPDATE matches SET status = 'done', winner = ?, result = ?, replay = ?,"
+                " wall_s = ?, finished_at = ? WHERE id = ?",
+                (
+                    winner,
+                    msgspec.json.encode(outcome).decode(),
+                    outcome.get("replay"),
+                    outcome.get("wall_s"),
+                    _now(),
+                    plan.id,
+                ),
+            )
+
+    def finished(self) -> list[tuple[MatchPlan, dict[str, Any]]]:
+        """Every finished match in schedule order, with its stored outcome."""
+        rows = self.conn.execute(
+            "SELECT id, stage, round, tie, game, seat0, seat1, seed, rounds, result"
+            " FROM matches WHERE status = 'done' ORDER BY ord"
+        ).fetchall()
+        return [(_plan(r[:9]), json.loads(r[9])) for r in rows]
+
+    def counts(self) -> dict[str, int]:
+        out = {"pending": 0, "done": 0}
+        for status, n in self.conn.execute("SELECT status, COUNT(*) FROM matches GROUP BY status"):
+            out[str(status)] = int(n)
+        return out
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    conn = sqlite3.connect(path, timeout=30.0, isolation_level="DEFERRED")
+    conn.execute("PRAGMA journal_mode=WAL")
+    # NORMAL is durable against the referee being killed (the WAL is written by the
+    # time COMMIT returns); only an OS crash or power loss could lose the last commit.
+    conn.execute("PRAGMA synchronous=NORMAL")
+    return conn
+
+
+def _plan(row: tuple[Any, ...]) -> MatchPlan:
+    mid, stage, rnd, tie, game, s0, s1, seed, rounds = row
+    return MatchPlan(
+        id=mid,
+        stage=stage,
+        round=rnd,
+        tie=tie,
+        game=game,
+        seats=(s0, s1),
+        seed=seed,
+        rounds=rounds,
+    )
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def played_of(plan: MatchPlan, outcome: dict[str, Any]) -> Played:
+    """The schedule's view of a finished match. The ranking score is "final" for
+    Chaos League (else the game's first score), the second key "standard"."""
+    seats = outcome["seats"]
+
+    def score(seat: dict[str, Any], key: str) -> float:
+        scores = seat.get("scores") or {}
+        if key in scores:
+            return float(scores[key])
+        return float(next(iter(scores.values()), 0.0))
+
+    winner_seat = outcome.get("winner")
+    return Played(
+        id=plan.id,
+        seats=plan.seats,
+        final=(score(seats[0], "final"), score(seats[1], "final")),
+        standard=(score(seats[0], "standard"), score(seats[1], "standard")),
+        winner=plan.seats[winner_seat] if isinstance(winner_seat, int) else None,
+        faults=(_faults(seats[0]), _faults(seats[1])),
+        disqualified=(_dq(seats[0]), _dq(seats[1])),
+    )
+
+
+def _faults(seat: dict[str, Any]) -> int:
+    return len((seat.get("verdict") or {}).get("faults") or [])
+
+
+def _dq(seat: dict[str, Any]) -> bool:
+    return bool((seat.get("stats") or {}).get("disqualified"))

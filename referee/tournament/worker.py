@@ -1,0 +1,106 @@
+"""A persistent match worker: ``python -m referee.tournament.worker``.
+
+Reads one job per line on stdin (JSON: ``{"id", "bots": [{"command", "label"}],
+"cfg": MatchConfig}``), plays it, and writes one line per job on stdout:
+``{"id", "ok": true, "outcome": <referee.cli.outcome_json>}`` or
+``{"id", "ok": false, "error": "..."}``. It exits at end of input.
+
+The coordinator runs one worker per parallel match: each match's referee loop
+is CPU-bound Python, so separate processes are what scale across cores.
+If the coordinator goes away (its end of the pipe closes, e.g. it was killed)
+while a match is being played, the match is cancelled, which kills its bots.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from typing import Any
+
+import msgspec
+import trio
+
+
+class Job(msgspec.Struct):
+    id: str
+    bots: list[dict[str, Any]]
+    cfg: dict[str, Any]
+
+
+class Reply(msgspec.Struct, omit_defaults=True):
+    id: str
+    ok: bool
+    outcome: dict[str, Any] | None = None
+    error: str | None = None
+
+
+async def _serve(out_fd: int) -> None:
+    from ..cli import outcome_json
+    from ..match import BotSpec, MatchConfig, UsageError, run_match
+
+    decode_job = msgspec.json.Decoder(Job).decode
+    encode = msgspec.json.Encoder().encode
+    send, receive = trio.open_memory_channel[bytes](1)
+    stdin = trio.lowlevel.FdStream(os.dup(0))
+
+    async def read_lines(cancel: trio.CancelScope) -> None:
+        buf = b""
+        async with send:
+            while True:
+                data = await stdin.receive_some(1 << 16)
+                if not data:
+                    # End of input: finish normally between jobs, or abandon the
+                    # match in progress if the coordinator is gone mid-match.
+                    cancel.cancel()
+                    return
+                buf += data
+                while b"\n" in buf:
+                    line, buf = buf.split(b"\n", 1)
+                    if line.strip():
+                        await send.send(line)
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(read_lines, nursery.cancel_scope)
+        async with receive:
+            async for line in receive:
+                try:
+                    job = decode_job(line)
+                    specs = [msgspec.convert(b, BotSpec) for b in job.bots]
+                    cfg = msgspec.convert(job.cfg, MatchConfig)
+                except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+                    reply = Reply(id="?", ok=False, error=f"bad job: {exc}")
+                else:
+                    try:
+                        outcome = await run_match(specs, cfg)
+                        reply = Reply(id=job.id, ok=True, outcome=outcome_json(outcome))
+                    except UsageError as exc:
+                        reply = Reply(id=job.id, ok=False, error=str(exc))
+                _write_all(out_fd, encode(reply) + b"\n")
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        n = os.write(fd, view)
+        view = view[n:]
+
+
+def main() -> int:
+    # Our stdout is the reply channel: keep a private copy of it and point fd 1 at
+    # stderr, so a stray print anywhere cannot corrupt the protocol.
+    out_fd = os.dup(1)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    # Ctrl-C reaches the whole process group; the coordinator decides what to do,
+    # and closing our stdin is how it tells us to stop.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        trio.run(_serve, out_fd)
+    except BrokenPipeError:
+        return 0
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
