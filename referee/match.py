@@ -447,16 +447,13 @@ class Match:
             step = game.step_number(state)
             asked = game.to_act(state)
             fatal: list[int] = []
-            if mux.pump():
-                # Anything a live bot sent since its last answer was not asked for.
-                for seat in range(nseats):
-                    s = seats[seat]
-                    bot = bots[seat]
-                    if not s.out and bot is not None and bot.lines and not s.owed:
-                        self._fault(
-                            seat, step, faults.UNSOLICITED_OUTPUT, "a line nobody asked for"
-                        )
-                        fatal.append(seat)
+            mux.pump()
+            # Anything a live bot sent since its last answer was not asked for.
+            for seat in range(nseats):
+                bot = bots[seat]
+                if bot is not None and bot.lines and not seats[seat].owed and not seats[seat].out:
+                    self._fault(seat, step, faults.UNSOLICITED_OUTPUT, "a line nobody asked for")
+                    fatal.append(seat)
             over = self._watchdog(step, force=False) if time.monotonic() >= self._next_watch else ()
             if fatal or over:
                 self._disqualify(fatal + list(over), step)
