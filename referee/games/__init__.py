@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from .base import Fault, Game, GameResult, SeatResult
 from .chaos import ChaosLeague, RoShamBo
+from .liars_dice import LiarsDice
 
 GAMES: dict[str, type[Game]] = {
     ChaosLeague.name: ChaosLeague,
     RoShamBo.name: RoShamBo,
+    LiarsDice.name: LiarsDice,
 }
 
 __all__ = ["GAMES", "Fault", "Game", "GameResult", "SeatResult", "ChaosLeague", "RoShamBo"]
