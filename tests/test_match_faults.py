@@ -147,3 +147,55 @@ def test_bot_failing_the_handshake_exits_3_with_a_recorded_forfeit(tmp_path):
     assert result["winner"] == 1
     assert isinstance(read_replay(replay).footer, object)
     assert not [s for s in read_replay(replay).steps if isinstance(s, Step)]
+
+
+def test_referee_killed_mid_match_leaves_a_readable_prefix_and_no_bots(tmp_path, bot_copy):
+    import os
+    import signal
+    import subprocess
+    import time
+
+    steady = bot_copy("steady.py")
+    replay = tmp_path / "killed.jsonl"
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "referee",
+            "match",
+            f"{PY} {steady}",
+            f"{PY} {steady}",
+            "--rounds",
+            "1000000",
+            "--replay",
+            str(replay),
+            "--quiet",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        # Wait until the match is well under way: the replay has grown past 200 kB.
+        while time.monotonic() < deadline:
+            if replay.exists() and replay.stat().st_size > 200_000:
+                break
+            assert proc.poll() is None, "the referee ended early"
+            time.sleep(0.05)
+        # the referee itself, launchers (bwrap) and the two bots
+        assert len(set(processes_mentioning(str(steady))) - {proc.pid}) >= 2
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        left = processes_mentioning(str(steady))
+        deadline = time.monotonic() + 10
+        while left and time.monotonic() < deadline:
+            time.sleep(0.05)
+            left = processes_mentioning(str(steady))
+        assert left == [], "bots outlived the killed referee"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    prefix = read_replay(replay)
+    assert prefix.footer is None
+    assert len(prefix.steps) > 100
+    assert [s.n for s in prefix.steps] == list(range(1, len(prefix.steps) + 1))
