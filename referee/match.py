@@ -146,6 +146,7 @@ class _Seat:
         self.round_faults = 0
         self.out = False  # disqualified / gone
         self.scratch: Path | None = None
+        self.marker = ""  # in the bot's environment: attributes escaped processes
         self.name: str | None = None
         self.version: str | None = None
         self.peak_rss = 0
@@ -204,7 +205,7 @@ class Match:
         stem = Path(cfg.replay).name.split(".")[0] if cfg.replay else "match"
         for seat, s in enumerate(self.seats):
             s.scratch = Path(tempfile.mkdtemp(prefix=f"referee-seat{seat}-"))
-            marker = f"rfb-{os.getpid()}-{seat}-{os.urandom(4).hex()}"
+            marker = s.marker = f"rfb-{os.getpid()}-{seat}-{os.urandom(4).hex()}"
             launch = sbx.prepare_launch(
                 list(s.spec.command),
                 bot_dir=bot_dir_of(s.spec.command),
@@ -638,17 +639,12 @@ class Match:
                     break
         known = {s.bot.pid for s in live if s.bot is not None}
         escaped = sbx.sweep_escaped(known)
-        if escaped:
-            for s in live:
-                mine = [e for e in escaped if s.bot is not None and f"-{s.bot.seat}-" in e]
-                if mine or len(live) == 1:
-                    s.verdict.escaped_processes.extend(mine or escaped)
-            unclaimed = [
-                e for e in escaped if not any(e in s.verdict.escaped_processes for s in live)
-            ]
-            for s in live:
-                if unclaimed:
-                    s.verdict.extra["unattributed_escapees"] = unclaimed
+        for description in escaped:
+            owners = [s for s in live if f"[{s.marker}]" in description]
+            # A process that dropped the marker from its environment cannot be traced
+            # to one bot: it is recorded against every seat, never silently dropped.
+            for s in owners or live:
+                s.verdict.escaped_processes.append(description)
         for s in live:
             bot = s.bot
             assert bot is not None
