@@ -111,7 +111,9 @@ class Game(abc.ABC, Generic[StateT]):
         """Apply one step. ``actions[seat]`` is None for a seat that was asked and faulted
         (the rules decide the penalty) and for seats not asked. Returns the step's outcome."""
 
-    def notices(self, state: StateT, outcome: msgspec.Struct) -> Sequence[tuple[int, msgspec.Struct]]:
+    def notices(
+        self, state: StateT, outcome: msgspec.Struct
+    ) -> Sequence[tuple[int, msgspec.Struct]]:
         """Messages (seat, Struct with tag "notice") to send after a step resolves, for
         which no reply is expected: e.g. revealed dice after a challenge. Default none."""
         return ()
