@@ -44,12 +44,13 @@ class Step(msgspec.Struct, tag="step", tag_field="type", omit_defaults=True):
     h: str = ""
 
 
-_decoder = msgspec.json.Decoder(Header | Step | Event | Footer)  # type: ignore[arg-type]
+_decoder: msgspec.json.Decoder[Any] = msgspec.json.Decoder(Header | Step | Event | Footer)
 
 
 def decode_record(line: bytes) -> Header | Step | Event | Footer:
     """Decode one replay line (sealed or not) into a record."""
-    return _decoder.decode(line)  # type: ignore[no-any-return]
+    record: Header | Step | Event | Footer = _decoder.decode(line)
+    return record
 
 
 def raw_or_none(raw: msgspec.Raw) -> bytes | None:
