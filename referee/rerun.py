@@ -1,0 +1,270 @@
+"""``referee rerun``: play a replay's match again and compare it round by round.
+
+The same bot commands, the same match seed (so the same per-bot seeds), the same
+game parameters, time limits, fault limit and resource limits are used; the new
+match is written to a temporary replay and compared with the recorded one: every
+turn message, every action, every fault kind, every outcome, every event and the
+final result. Latencies and fault details (timings) are not compared.
+
+A deterministic bot re-runs identically; a difference names the first round,
+seat and field where the two matches part. The sha256 of each bot's files is
+compared too, so a changed executable is reported as such.
+
+Exit codes: 0 identical, 4 different (or the recording is unreadable), 3 a bot
+could not be started, 2 bad arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from .replay import Event, Footer, Header, ReplayError, iter_lines
+from .verify import Step, decode_record
+
+
+class Divergence(msgspec.Struct, frozen=True):
+    round: int | None  # None: outside the rounds (header, events, footer, length)
+    seat: int | None
+    field: str
+    recorded: str
+    rerun: str
+
+    def describe(self) -> str:
+        where = "" if self.round is None else f"round {self.round}, "
+        where += "" if self.seat is None else f"seat {self.seat}, "
+        return f"{where}{self.field}: recorded {self.recorded}, rerun {self.rerun}"
+
+
+def _short(data: Any) -> str:
+    text = data.decode() if isinstance(data, bytes) else msgspec.json.encode(data).decode()
+    return text if len(text) <= 160 else text[:157] + "..."
+
+
+def _records(path: Path) -> Iterator[Header | Step | Event | Footer]:
+    for number, line in enumerate(iter_lines(path), start=1):
+        try:
+            yield decode_record(line)
+        except (ValueError, RecursionError) as exc:
+            raise ReplayError(f"{path}: line {number} is not a replay record: {exc}") from None
+
+
+def compare_replays(recorded: Path, rerun: Path) -> tuple[Divergence | None, int]:
+    """The first divergence between two replays of the same match (None if none),
+    and the number of steps compared."""
+    a_iter = _records(recorded)
+    b_iter = _records(rerun)
+    steps = 0
+    while True:
+        a = next(a_iter, None)
+        b = next(b_iter, None)
+        if a is None and b is None:
+            return None, steps
+        if a is None or b is None:
+            if a is None and isinstance(b, Footer):
+                # The recording was cut short (no footer); everything it has matched.
+                return None, steps
+            return (
+                Divergence(
+                    getattr(a or b, "n", None),
+                    None,
+                    "length",
+                    "ends here" if a is None else type(a).__name__.lower(),
+                    "ends here" if b is None else type(b).__name__.lower(),
+                ),
+                steps,
+            )
+        if type(a) is not type(b):
+            n = getattr(a, "n", None) if isinstance(a, Step) else getattr(b, "n", None)
+            return (
+                Divergence(n, None, "record", type(a).__name__.lower(), type(b).__name__.lower()),
+                steps,
+            )
+        if isinstance(a, Header) and isinstance(b, Header):
+            found = _compare_headers(a, b)
+        elif isinstance(a, Step) and isinstance(b, Step):
+            steps += 1
+            found = _compare_steps(a, b)
+        elif isinstance(a, Event) and isinstance(b, Event):
+            found = None
+            for fld in ("n", "kind", "seats"):
+                if getattr(a, fld) != getattr(b, fld):
+                    found = Divergence(
+                        a.n, None, f"event.{fld}", _short(getattr(a, fld)), _short(getattr(b, fld))
+                    )
+                    break
+        else:
+            assert isinstance(a, Footer) and isinstance(b, Footer)
+            ra = msgspec.json.encode(a.result)
+            rb = msgspec.json.encode(b.result)
+            found = None if ra == rb else Divergence(None, None, "result", _short(ra), _short(rb))
+            if found is None:
+                fa = [(f.round, f.seat, f.kind) for f in a.faults]
+                fb = [(f.round, f.seat, f.kind) for f in b.faults]
+                if fa != fb:
+                    found = Divergence(None, None, "faults", _short(fa), _short(fb))
+        if found is not None:
+            return found, steps
+
+
+def _compare_headers(a: Header, b: Header) -> Divergence | None:
+    checks: list[tuple[str, Any, Any]] = [
+        ("game", a.game, b.game),
+        ("params", a.params, b.params),
+        ("seed", a.seed, b.seed),
+        ("bot seeds", [x.seed for x in a.bots], [x.seed for x in b.bots]),
+    ]
+    for name, x, y in checks:
+        if x != y:
+            return Divergence(None, None, f"header {name}", _short(x), _short(y))
+    return None
+
+
+def _compare_steps(a: Step, b: Step) -> Divergence | None:
+    n = a.n
+    if a.n != b.n:
+        return Divergence(n, None, "step number", str(a.n), str(b.n))
+    for seat in range(max(len(a.obs), len(b.obs))):
+        for fld in ("obs", "act"):
+            x = bytes(getattr(a, fld)[seat])
+            y = bytes(getattr(b, fld)[seat])
+            if x != y:
+                return Divergence(n, seat, fld, _short(x), _short(y))
+        fa, fb = a.fault[seat], b.fault[seat]
+        ka = None if fa is None else fa.kind
+        kb = None if fb is None else fb.kind
+        if ka != kb:
+            return Divergence(n, seat, "fault", str(ka), str(kb))
+    if bytes(a.out) != bytes(b.out):
+        return Divergence(n, None, "out", _short(bytes(a.out)), _short(bytes(b.out)))
+    return None
+
+
+def read_header(path: Path) -> Header:
+    for record in _records(path):
+        if isinstance(record, Header):
+            return record
+        break
+    raise ReplayError(f"{path}: not a replay (the first line is no header)")
+
+
+def match_config_for(header: Header, replay: Path, sandbox: str | None) -> Any:
+    """The MatchConfig that plays the recorded match again."""
+    from . import sandbox as sbx
+    from .match import MatchConfig
+    from .protocol import DEFAULT_MAX_LINE
+
+    t = header.time
+    containment = header.containment
+    limits = sbx.Limits()
+    if isinstance(containment.get("limits"), dict):
+        limits = msgspec.convert(containment["limits"], sbx.Limits)
+    params = header.params
+    kwargs: dict[str, Any] = {}
+    fields = MatchConfig.__struct_fields__
+    if "rounds" in params:
+        kwargs["rounds"] = params["rounds"]
+    if "tokens" in params and header.game in ("chaos", "roshambo"):
+        kwargs["tokens"] = params["tokens"]
+    extra = {k: v for k, v in params.items() if k not in ("rounds", "tokens", "moves")}
+    if extra and "params" in fields:
+        kwargs["params"] = extra  # games with other parameters (when the driver takes them)
+    return MatchConfig(
+        game=header.game,
+        seed=header.seed,
+        move_timeout=t.get("move_ms", 1000) / 1000,
+        handshake_timeout=t.get("handshake_ms", 10000) / 1000,
+        time_bank=t.get("bank_ms", 3000) / 1000,
+        max_faults=header.max_faults,
+        max_line=int(containment.get("max_line", DEFAULT_MAX_LINE)),
+        sandbox=sandbox or "auto",
+        limits=limits,
+        replay=str(replay),
+        log_dir=str(replay.parent),
+        **kwargs,
+    )
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file", metavar="FILE", help="the recorded replay (.jsonl or .jsonl.gz)")
+    parser.add_argument(
+        "--keep", metavar="PATH", help="keep the new match's replay at PATH (default: discarded)"
+    )
+    parser.add_argument(
+        "--sandbox",
+        choices=["auto", "bwrap", "unshare", "landlock", "basic"],
+        help="containment layer for the re-run (default auto; the recording's is shown)",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    import trio
+
+    from .cli import EXIT_BAD_REPLAY, EXIT_BOT_FAILED, EXIT_OK, CliError
+    from .match import BotSpec, UsageError, file_digest, run_match
+
+    path = Path(args.file)
+    try:
+        header = read_header(path)
+    except ReplayError as exc:
+        raise CliError(str(exc), EXIT_BAD_REPLAY) from None
+    except OSError as exc:
+        raise CliError(f"cannot read {path}: {exc.strerror or exc}", EXIT_BAD_REPLAY) from None
+    labels = [b.label or b.name or f"seat {b.seat}" for b in header.bots]
+    print(
+        f"re-running {header.game} {header.params.get('rounds', '')} rounds, seed {header.seed}: "
+        + " vs ".join(labels)
+    )
+    changed = False
+    for bot, label in zip(header.bots, labels, strict=True):
+        now = file_digest(bot.command)
+        if bot.sha256 is None:
+            state = "no recorded sha256"
+        elif now is None:
+            state = "FILES MISSING (recorded sha256 " + bot.sha256[:16] + "...)"
+            changed = True
+        elif now == bot.sha256:
+            state = f"files unchanged (sha256 {now[:16]}...)"
+        else:
+            state = f"FILES CHANGED: recorded sha256 {bot.sha256[:16]}..., now {now[:16]}..."
+            changed = True
+        print(f"  seat {bot.seat} {label}: {state}")
+    workdir = Path(tempfile.mkdtemp(prefix="referee-rerun-"))
+    try:
+        new = workdir / "rerun.jsonl"
+        cfg = match_config_for(header, new, args.sandbox)
+        specs = [BotSpec(command=list(b.command), label=b.label) for b in header.bots]
+        try:
+            outcome = trio.run(run_match, specs, cfg)
+        except UsageError as exc:
+            raise CliError(f"cannot re-run: {exc}", EXIT_BOT_FAILED) from None
+        for f in outcome.faults:
+            if f.kind == "handshake":
+                print(f"  seat {f.seat} failed to start this time: {f.detail}")
+        try:
+            divergence, steps = compare_replays(path, new)
+        except ReplayError as exc:
+            raise CliError(str(exc), EXIT_BAD_REPLAY) from None
+        if args.keep:
+            Path(args.keep).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(new, args.keep)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    if divergence is None:
+        note = " (but a bot's files changed)" if changed else ""
+        print(f"IDENTICAL: {steps} rounds, events and result match the recording{note}")
+        return EXIT_OK
+    same = steps - 1 if divergence.round is not None else steps
+    print(f"DIFFERENT: {divergence.describe()} (after {max(0, same)} identical rounds)")
+    if changed:
+        print("  (a bot's files changed since the recording: that may explain it)")
+    return EXIT_BAD_REPLAY
+
+
+__all__ = ["Divergence", "compare_replays", "match_config_for"]
