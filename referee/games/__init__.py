@@ -5,11 +5,13 @@ from __future__ import annotations
 from .base import Fault, Game, GameResult, SeatResult
 from .chaos import ChaosLeague, RoShamBo
 from .liars_dice import LiarsDice
+from .rps_stuff import RockPaperStuff
 
 GAMES: dict[str, type[Game]] = {
     ChaosLeague.name: ChaosLeague,
     RoShamBo.name: RoShamBo,
     LiarsDice.name: LiarsDice,
+    RockPaperStuff.name: RockPaperStuff,
 }
 
 __all__ = ["GAMES", "Fault", "Game", "GameResult", "SeatResult", "ChaosLeague", "RoShamBo"]
