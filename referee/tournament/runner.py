@@ -47,6 +47,10 @@ class Runner:
         self.ranking: list[int] | None = None  # pool order once the pool is complete
         self.live_standings: list[Standing] = rank_pool(self.names, [], samples=0)
         self.started = time.monotonic()
+        # Replays are written under a name unique to this session and renamed when
+        # the match is recorded: a worker of a killed run that is still winding
+        # down can never write into the file a resumed run is writing.
+        self.session = f"{os.getpid()}-{os.urandom(3).hex()}"
         self.work_done_here = 0  # rounds finished in this session (for the ETA)
         self._base_job = self._match_config_base()
         # Called after each match is recorded (plain progress lines when no dashboard).
@@ -147,7 +151,7 @@ class Runner:
         cfg = dict(self._base_job)
         cfg["seed"] = plan.seed
         cfg["rounds"] = plan.rounds
-        cfg["replay"] = str(self.out_dir / "replays" / f"{plan.id}.jsonl")
+        cfg["replay"] = str(self.out_dir / "replays" / f"{plan.id}.{self.session}.part.jsonl")
         bots = [
             {"command": self.cfg.bots[b].argv, "label": self.cfg.bots[b].name} for b in plan.seats
         ]
@@ -157,6 +161,9 @@ class Runner:
         """Play until the tournament is complete. Raises MatchFailed if a match
         cannot be played at all (the state stays resumable)."""
         (self.out_dir / "replays").mkdir(parents=True, exist_ok=True)
+        # Partial replays of matches a previous session did not finish.
+        for stale in (self.out_dir / "replays").glob("*.part.jsonl"):
+            stale.unlink(missing_ok=True)
         (self.out_dir / "logs").mkdir(parents=True, exist_ok=True)
         async with trio.open_nursery() as nursery:
 
@@ -168,10 +175,12 @@ class Runner:
 
             async def play(plan: MatchPlan) -> None:
                 outcome = await executor.submit(self.job(plan))
-                # Paths in the results are relative to the output directory, so
-                # two runs of one tournament in different places compare equal.
                 if outcome.get("replay"):
-                    outcome["replay"] = os.path.relpath(outcome["replay"], self.out_dir)
+                    final = self.out_dir / "replays" / f"{plan.id}.jsonl"
+                    os.replace(outcome["replay"], final)
+                    # Relative to the output directory, so two runs of one
+                    # tournament in different places compare equal.
+                    outcome["replay"] = os.path.relpath(final, self.out_dir)
                 self.store.record(plan, outcome)
                 del self.in_flight[plan.id]
                 self.finished[plan.id] = (plan, outcome)

@@ -1,0 +1,209 @@
+"""``referee tournament`` end to end: the real CLI, real bot processes, short matches."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+EIGHT = ["random", "rock", "cycler", "frequency", "markov", "iocaine", "trickster", "sceptic"]
+FAST = ["--rounds", "200", "--finals-rounds", "200", "--move-timeout", "1", "--quiet"]
+
+FAULTY_BOT = """\
+import json, sys
+hello = json.loads(sys.stdin.readline())
+print(json.dumps({"name": "faulty"}), flush=True)
+for line in sys.stdin:
+    msg = json.loads(line)
+    if msg.get("type") == "end":
+        break
+    if msg["round"] == 5:
+        sys.exit(3)  # crash in round 5
+    print(json.dumps({"round": msg["round"], "real_move": "paper"}), flush=True)
+"""
+
+
+def referee(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "referee", "tournament", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def _ok(proc: subprocess.CompletedProcess[str]) -> None:
+    assert proc.returncode == 0, proc.stderr[-3000:]
+
+
+def without_timing(value: Any) -> Any:
+    """results.json minus what is measured rather than decided (the ``timing`` keys)."""
+    if isinstance(value, dict):
+        return {k: without_timing(v) for k, v in value.items() if k != "timing"}
+    if isinstance(value, list):
+        return [without_timing(v) for v in value]
+    return value
+
+
+def test_eight_bot_league(tmp_path: Path) -> None:
+    out = tmp_path / "league"
+    proc = referee(*EIGHT, *FAST, "--legs", "2", "--finalists", "8", "--best-of", "3",
+                   "--seed", "7", "-j", "2", "--out", str(out), "--json")  # fmt: skip
+    _ok(proc)
+    brief = json.loads(proc.stdout)
+    assert brief["complete"] and brief["champion"] in EIGHT
+    results = json.loads((out / "results.json").read_text())
+    pool = [m for m in results["matches"] if m["stage"] == "pool"]
+    assert len(pool) == 8 * 7  # double round robin
+    pairs = {tuple(m["bots"]) for m in pool}
+    assert len(pairs) == 56  # every ordered pair: seats swapped in leg 2
+    rounds = results["bracket"]["rounds"]
+    assert [r["name"] for r in rounds] == ["Quarter-finals", "Semi-finals", "Final"]
+    assert [len(r["ties"]) for r in rounds] == [4, 2, 1]
+    standings = results["standings"]
+    seeds = [s["name"] for s in standings]
+    first = rounds[0]["ties"]
+    assert [(t["a"], t["b"]) for t in first] == [
+        (seeds[0], seeds[7]),
+        (seeds[3], seeds[4]),
+        (seeds[1], seeds[6]),
+        (seeds[2], seeds[5]),
+    ]
+    assert rounds[2]["ties"][0]["winner"] == results["champion"]
+    finals = [m for m in results["matches"] if m["stage"] == "final"]
+    assert 7 * 2 <= len(finals) <= 7 * 3
+    for m in results["matches"]:
+        assert (out / m["replay"]).is_file()
+    with open(out / "standings.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert [r["name"] for r in rows] == seeds
+    assert sum(r["finish"] == "champion" for r in rows) == 1
+    with open(out / "results.csv") as f:
+        assert len(list(csv.DictReader(f))) == len(results["matches"])
+    assert not list((out / "replays").glob("*.part.jsonl"))
+
+
+def _done(db: Path) -> int:
+    if not db.exists():
+        return 0
+    try:
+        with sqlite3.connect(db, timeout=1) as conn:
+            row = conn.execute("SELECT COUNT(*) FROM matches WHERE status = 'done'").fetchone()
+    except sqlite3.OperationalError:  # created but no tables yet
+        return 0
+    return int(row[0])
+
+
+def test_resume_after_sigkill_matches_an_uninterrupted_run(tmp_path: Path) -> None:
+    cfg = tmp_path / "league.toml"
+    cfg.write_text(
+        'name = "resume test"\nseed = 11\n'
+        "[pool]\nlegs = 2\nrounds = 200\n"
+        "[finals]\nfinalists = 4\nbest_of = 3\nrounds = 200\n"
+        "[limits]\nmove_timeout = 1.0\n"
+        + "".join(
+            f'[[bot]]\nname = "{b}"\ncommand = "{b}"\n'
+            for b in ["rock", "cycler", "markov", "trickster"]
+        )
+    )
+    whole = tmp_path / "whole"
+    _ok(referee("--config", str(cfg), "--out", str(whole), "-j", "1", "--quiet"))
+
+    part = tmp_path / "part"
+    victim = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "referee",
+            "tournament",
+            "--config",
+            str(cfg),
+            "--out",
+            str(part),
+            "-j",
+            "2",
+            "--quiet",
+        ],  # fmt: skip
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,  # its own process group, killed whole below
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while _done(part / "tournament.sqlite") < 5:
+            assert victim.poll() is None, "finished before it could be interrupted"
+            assert time.monotonic() < deadline, "no progress"
+            time.sleep(0.02)
+    finally:
+        os.killpg(victim.pid, signal.SIGKILL)
+        victim.wait()
+    done_before = _done(part / "tournament.sqlite")
+    total = len(json.loads((whole / "results.json").read_text())["matches"])
+    assert done_before < total
+    assert not (part / "results.json").exists()
+
+    resumed = referee("--resume", str(part), "-j", "2", "--json")
+    _ok(resumed)
+    a = without_timing(json.loads((whole / "results.json").read_text()))
+    b = without_timing(json.loads((part / "results.json").read_text()))
+    assert a["standings"] == b["standings"]
+    assert a["bracket"] == b["bracket"]
+    assert a["matches"] == b["matches"]
+    assert a == b
+    # Nothing that was finished before the kill was played again.
+    with sqlite3.connect(part / "tournament.sqlite") as conn:
+        (n,) = conn.execute("SELECT COUNT(*) FROM matches WHERE status = 'done'").fetchone()
+    assert n == total
+
+
+def test_a_crashing_bot_ranks_last_and_its_faults_are_listed(tmp_path: Path) -> None:
+    bot = tmp_path / "faulty.py"
+    bot.write_text(FAULTY_BOT)
+    out = tmp_path / "t"
+    proc = referee("rock", "cycler", "markov", "iocaine", f"python {bot}", *FAST,
+                   "--legs", "1", "--finalists", "4", "--seed", "3", "-j", "2",
+                   "--out", str(out))  # fmt: skip
+    _ok(proc)
+    results = json.loads((out / "results.json").read_text())
+    assert results["complete"]
+    last = results["standings"][-1]
+    assert last["name"] == "faulty"
+    assert last["faults"] == 4 and last["disqualified"] == 4 and last["wins"] == 0
+    assert last["finish"] == ""
+    crashes = [
+        f
+        for m in results["matches"]
+        for s in m["seats"]
+        if s["bot"] == "faulty"
+        for f in s["verdict"]["faults"]
+    ]
+    assert [(f["kind"], f["round"]) for f in crashes] == [("crash", 5)] * 4
+    with open(out / "results.csv") as f:
+        rows = [r for r in csv.DictReader(f) if "faulty" in (r["bot0"], r["bot1"])]
+    assert len(rows) == 4 and all("faulty:crash@5" in r["faults"] for r in rows)
+
+
+def test_bad_config_is_one_line(tmp_path: Path) -> None:
+    cfg = tmp_path / "bad.toml"
+    cfg.write_text("[pool]\nlegs = 2\nrounds_per_match = 5\n")
+    proc = referee("--config", str(cfg), "--out", str(tmp_path / "o"))
+    assert proc.returncode == 2
+    assert len(proc.stderr.strip().splitlines()) == 1 and "rounds_per_match" in proc.stderr
+
+
+@pytest.mark.parametrize("extra", [["--seed", "5"], ["rock"]])
+def test_resume_refuses_result_changes(tmp_path: Path, extra: list[str]) -> None:
+    proc = referee("--resume", str(tmp_path), *extra)
+    assert proc.returncode == 2 and "--resume" in proc.stderr
