@@ -19,7 +19,9 @@ def rock(observation, configuration):  # noqa: ARG001 (the signature Kaggle call
 def main() -> None:
     steps = int(sys.argv[1]) if len(sys.argv) > 1 else 1000
     t_import = time.perf_counter()
-    from kaggle_environments import make, version
+    from importlib.metadata import version
+
+    from kaggle_environments import make
 
     t_make = time.perf_counter()
     # episodeSteps counts the initial (empty) step too, hence + 1.
@@ -32,8 +34,9 @@ def main() -> None:
     print(
         json.dumps(
             {
-                "version": version,
+                "version": version("kaggle-environments"),
                 "steps": played,
+                "signs": env.configuration.signs,
                 "statuses": statuses,
                 "import_s": t_make - t_import,
                 "make_s": t_run - t_make,

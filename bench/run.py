@@ -172,7 +172,7 @@ def run_referee(
 
 
 def alternate(
-    runs: dict[str, Callable[[], float]], reps: int, label: str
+    runs: dict[str, Callable[[], float]], reps: int, label: str, unit: str = "rounds/s"
 ) -> dict[str, list[float]]:
     """Run every variant once per repetition, in turn, so drift hits all alike."""
     got: dict[str, list[float]] = {name: [] for name in runs}
@@ -180,7 +180,7 @@ def alternate(
         for name, fn in runs.items():
             got[name].append(fn())
         summary = "  ".join(f"{n} {v[-1]:,.0f}" for n, v in got.items())
-        print(f"  {label} rep {i + 1}/{reps}: {summary} rounds/s", flush=True)
+        print(f"  {label} rep {i + 1}/{reps}: {summary} {unit}", flush=True)
     return got
 
 
@@ -294,30 +294,37 @@ def scenario_rss(rep: Report, args: argparse.Namespace) -> None:
         rep.skip("referee peak RSS, 1,000,000 / 10,000 rounds", "--quick")
 
 
-def _first_round_delay(launch: Callable[[list[str], list[str]], object], tmp: Path) -> float:
+STAMP = re.compile(r"round1 ([0-9.]+)")
+
+
+def _first_round_delay(referee: bool) -> float:
     """Seconds from launching a referee to the later of the two bots seeing round 1."""
-    stamps = [tmp / "seat0.stamp", tmp / "seat1.stamp"]
-    for s in stamps:
-        s.unlink(missing_ok=True)
-    bots = [[PY, str(PYBOT), "--stamp", str(s)] for s in stamps]
+    bot = [PY, str(PYBOT), "--stamp"]
     t0 = time.time()
-    launch(bots[0], bots[1])
-    return max(float(s.read_text()) for s in stamps) - t0
+    if referee:
+        res = run_referee(bot, bot, 10, None)
+        text = "\n".join(s["verdict"].get("stderr_head", "") for s in res["seats"])
+    else:
+        done = subprocess.run(
+            [str(FLOOR), "-j", "-n", "10", *bot, "--", *bot],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        text = done.stderr
+    stamps = [float(m) for m in STAMP.findall(text)]
+    if len(stamps) != 2:
+        raise BenchError(f"expected two round-1 stamps, got {text.strip()[:200]!r}")
+    return max(stamps) - t0
 
 
 def scenario_startup(rep: Report, args: argparse.Namespace) -> None:
-    tmp = Path(tempfile.mkdtemp(prefix="bench-start-"))
+    got: dict[str, list[float]] = {"floor": [], "referee": []}
     try:
-        replay = str(tmp / "match.jsonl")
-        runs: dict[str, Callable[[], float]] = {
-            # The floor's figure is what two Python bots cost to start by themselves.
-            "floor": lambda: _first_round_delay(lambda a, b: run_floor(a, b, 10), tmp),
-            "referee": lambda: _first_round_delay(lambda a, b: run_referee(a, b, 10, replay), tmp),
-        }
-        got: dict[str, list[float]] = {name: [] for name in runs}
         for i in range(args.reps):
-            for name, fn in runs.items():
-                got[name].append(fn())
+            # The floor's figure is what two Python bots cost to start by themselves.
+            got["floor"].append(_first_round_delay(referee=False))
+            got["referee"].append(_first_round_delay(referee=True))
             print(
                 f"  startup rep {i + 1}/{args.reps}: floor {got['floor'][-1] * 1000:.0f} ms,"
                 f" referee {got['referee'][-1] * 1000:.0f} ms",
@@ -326,8 +333,6 @@ def scenario_startup(rep: Report, args: argparse.Namespace) -> None:
     except (BenchError, OSError, ValueError) as exc:
         rep.skip("start-up to round 1", str(exc))
         return
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
     ref, floor = statistics.median(got["referee"]), statistics.median(got["floor"])
     rep.add(
         Row(
@@ -384,7 +389,8 @@ def scenario_kaggle(rep: Report, args: argparse.Namespace) -> None:
     try:
         py = _kaggle_python()
         assert py is not None
-        steps = args.rounds
+        # Kaggle needs ~2.5 ms of CPU a step here: --quick compares 1,000 steps.
+        steps = 1_000 if args.quick else args.rounds
         tmp = Path(tempfile.mkdtemp(prefix="bench-kaggle-"))
         info: dict = {}
 
@@ -406,7 +412,7 @@ def scenario_kaggle(rep: Report, args: argparse.Namespace) -> None:
                         "rate"
                     ],
                 },
-                max(1, min(args.reps, 3)),
+                1 if args.quick else min(args.reps, 2),
                 "kaggle",
             )
         finally:
@@ -435,22 +441,24 @@ def _tournament_help() -> str | None:
     return done.stdout if done.returncode == 0 else None
 
 
-def run_tournament(jobs: int, matches_wanted: int, rounds: int, tmp: Path) -> float:
-    """Matches per minute of a round robin between C bots with ``-j jobs``."""
-    out_dir = tmp / f"j{jobs}"
-    # Enough entrants that the schedule has about matches_wanted pairings.
-    entrants = 2
-    while entrants * (entrants - 1) // 2 < matches_wanted:
-        entrants += 1
-    cmd = [PY, "-m", "referee", "tournament"]
-    cmd += [shlex.join([str(CBOT)])] * entrants
-    cmd += ["-j", str(jobs), "--rounds", str(rounds), "--out", str(out_dir), "--quiet"]
+def run_tournament(jobs: int, entrants: int, rounds: int, tmp: Path) -> float:
+    """Matches per minute of a one-leg round robin (no finals) between C bots."""
+    out_dir = tmp / f"j{jobs}-{time.monotonic_ns()}"
+    cmd = [PY, "-m", "referee", "tournament", *([str(CBOT)] * entrants)]
+    cmd += ["--legs", "1", "--finalists", "0", "--rounds", str(rounds), "--seed", "1"]
+    cmd += ["-j", str(jobs), "--out", str(out_dir), "--json", "--quiet"]
     t0 = time.monotonic()
     done = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=900)
-    wall = time.monotonic() - t0
+    ext = time.monotonic() - t0
     if done.returncode != 0:
         raise BenchError(f"tournament exited {done.returncode}: {done.stderr.strip()[-300:]}")
-    played = entrants * (entrants - 1) // 2
+    out = json.loads(done.stdout)
+    played = sum(s["played"] for s in out["standings"]) // 2
+    if not out.get("complete") or played != entrants * (entrants - 1) // 2:
+        raise BenchError(f"tournament incomplete: {played} matches played")
+    # The tournament's own wall time leaves out interpreter start-up, as wall_s does
+    # for a match; fall back to the outside view if it is not reported.
+    wall = float(out.get("timing", {}).get("wall_s") or ext)
     return played / wall * 60
 
 
@@ -460,30 +468,33 @@ def scenario_tournament(rep: Report, args: argparse.Namespace) -> None:
     if help_text is None:
         rep.skip(what, "`referee tournament --help` fails (not available yet)")
         return
-    if not re.search(r"(^|\s)-j\b", help_text):
-        rep.skip(what, "`referee tournament` has no -j option")
+    if "--jobs" not in help_text:
+        rep.skip(what, "`referee tournament` has no -j/--jobs option")
         return
     tmp = Path(tempfile.mkdtemp(prefix="bench-tour-"))
+    entrants, rounds = (4, 200) if args.quick else (8, 1000)
     try:
-        matches, rounds = (10, 200) if args.quick else (28, 1000)
         got = alternate(
             {
-                "j1": lambda: run_tournament(1, matches, rounds, tmp),
-                "j2": lambda: run_tournament(2, matches, rounds, tmp),
+                "j1": lambda: run_tournament(1, entrants, rounds, tmp),
+                "j2": lambda: run_tournament(2, entrants, rounds, tmp),
             },
             1 if args.quick else 2,
-            "tournament (matches/min)",
+            "tournament",
+            unit="matches/min",
         )
-    except (BenchError, subprocess.SubprocessError) as exc:
+    except (BenchError, subprocess.SubprocessError, ValueError, KeyError) as exc:
         rep.skip(what, str(exc))
         return
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     j1, j2 = statistics.median(got["j1"]), statistics.median(got["j2"])
+    matches = entrants * (entrants - 1) // 2
     rep.add(
         Row(
             f"{what}: -j 2 / -j 1",
-            f"{j2 / j1:.2f}x ({j1:,.0f} vs {j2:,.0f} matches/min, {rounds:,}-round matches)",
+            f"{j2 / j1:.2f}x ({j1:,.0f} vs {j2:,.0f} matches/min; "
+            f"{matches} matches of {rounds:,} rounds)",
             ">= 1.6x",
             judge(j2 / j1 >= 1.6),
         )
@@ -635,12 +646,21 @@ def machine() -> list[str]:
     ]
 
 
-def render(rep: Report, args: argparse.Namespace) -> str:
+def load() -> str:
+    try:
+        return "/".join(f"{x:.1f}" for x in os.getloadavg())
+    except OSError:
+        return "?"
+
+
+def render(rep: Report, args: argparse.Namespace, load_before: str) -> str:
     lines = [
         f"Measured by `bench/run.py{' --quick' if args.quick else ''}` "
         f"({args.reps} alternating repetitions per comparison, medians).",
         "",
         *machine(),
+        # Other work on a 2-CPU machine moves every figure; the load says how much.
+        f"- Load average (1/5/15 min) at start: {load_before}; at end: {load()}",
         "",
         "| measure | result | target | verdict |",
         "|---|---|---|---|",
@@ -692,6 +712,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         chosen = [s for s in SCENARIOS if s != "floor-smoke"]
     build()
     rep = Report()
+    load_before = load()
     t0 = time.monotonic()
     for name in chosen:
         print(f"== {name}", flush=True)
@@ -701,7 +722,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         except BenchError as exc:
             rep.skip(name, str(exc))
         print(f"   ({time.monotonic() - t:.1f} s)", flush=True)
-    body = render(rep, args)
+    body = render(rep, args, load_before)
     print()
     print(body)
     print(f"\nbench: {time.monotonic() - t0:.0f} s in all")
