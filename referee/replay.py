@@ -96,7 +96,7 @@ class Footer(msgspec.Struct, tag="footer", tag_field="type", omit_defaults=True)
 Record = Header | Step | Event | Footer
 
 _encoder = msgspec.json.Encoder()
-_record_decoder = msgspec.json.Decoder(Record)  # type: ignore[arg-type]
+_record_decoder = msgspec.json.Decoder(Record)
 
 
 def _digest(prev: bytes, body: bytes) -> bytes:
@@ -227,7 +227,7 @@ def _gunzip_tolerant(f: IO[bytes]) -> Iterator[bytes]:
 
 
 def decode_record(line: bytes) -> Record:
-    return _record_decoder.decode(line)  # type: ignore[no-any-return]
+    return _record_decoder.decode(line)
 
 
 class Replay(msgspec.Struct):
@@ -272,5 +272,5 @@ def read_replay(path: Path) -> Replay:
 def open_text(path: Path) -> io.TextIOBase:
     """Open a replay as text (plain or gzip) for tools that want lines."""
     if path.suffix == ".gz":
-        return gzip.open(path, "rt", encoding="utf-8")  # type: ignore[return-value]
+        return gzip.open(path, "rt", encoding="utf-8")
     return open(path, encoding="utf-8")  # noqa: SIM115

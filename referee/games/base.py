@@ -131,4 +131,4 @@ class Game(abc.ABC, Generic[StateT]):
 
     def step_number(self, state: StateT) -> int:
         """The number the next step carries in replays (1-based)."""
-        return int(state.step)
+        return int(state.step)  # type: ignore[attr-defined]

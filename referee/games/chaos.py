@@ -231,8 +231,8 @@ class ChaosLeague(Game[ChaosState]):
         tokens = state.tokens
         spent0 = a0 is not None and a0.shadow_request and tokens[0] > 0
         spent1 = a1 is not None and a1.shadow_request and tokens[1] > 0
-        s0 = MOVE_INDEX[a0.shadow_move] if spent0 else m0  # type: ignore[union-attr,index]
-        s1 = MOVE_INDEX[a1.shadow_move] if spent1 else m1  # type: ignore[union-attr,index]
+        s0 = MOVE_INDEX[a0.shadow_move] if spent0 else m0  # type: ignore[union-attr]
+        s1 = MOVE_INDEX[a1.shadow_move] if spent1 else m1  # type: ignore[union-attr]
         if spent0:
             tokens[0] -= 1
             state.spent[0] += 1
@@ -262,7 +262,7 @@ class ChaosLeague(Game[ChaosState]):
             (p0, p1),
             (
                 None if s0 is None else MOVES[s0],  # type: ignore[arg-type]
-                None if s1 is None else MOVES[s1],  # type: ignore[arg-type]
+                None if s1 is None else MOVES[s1],
             ),
             (spent0, spent1),
             (tokens[0], tokens[1]),
