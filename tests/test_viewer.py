@@ -1,0 +1,262 @@
+"""``referee replay`` (terminal and --html) and ``referee rerun`` on real matches
+between tiny deterministic Python bots, played through the CLI."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from referee.viewer import braille_chart, load_view, parse_range
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# Cycles the moves; spends a token every 37th round (so buckets change too).
+CYCLER = """\
+import json, sys
+hello = json.loads(sys.stdin.readline())
+moves = hello["params"]["moves"]
+print(json.dumps({"name": "cycler", "version": "1"}), flush=True)
+for line in sys.stdin:
+    msg = json.loads(line)
+    if msg.get("type") != "turn":
+        break
+    r = msg["round"]
+    reply = {"round": r, "real_move": moves[r % len(moves)]}
+    if r % 37 == 0 or r >= CHANGE_AT:
+        reply.update(shadow_request=True, shadow_move=moves[(r + 2) % len(moves)])
+    print(json.dumps(reply), flush=True)
+"""
+
+# Answers what it was shown; shadows every 101st round.
+ECHO = """\
+import json, sys
+hello = json.loads(sys.stdin.readline())
+moves = hello["params"]["moves"]
+print(json.dumps({"name": "echo"}), flush=True)
+for line in sys.stdin:
+    msg = json.loads(line)
+    if msg.get("type") != "turn":
+        break
+    r = msg["round"]
+    seen = msg["opponent_last_visible"] or moves[0]
+    reply = {"round": r, "real_move": moves[(moves.index(seen) + 1 + r % 3) % len(moves)]}
+    if r % 101 == 0:
+        reply.update(shadow_request=True, shadow_move=moves[0])
+    print(json.dumps(reply), flush=True)
+"""
+
+
+def cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "140"}
+    return subprocess.run(
+        [sys.executable, "-m", "referee", *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+        timeout=timeout,
+    )
+
+
+def write_bots(directory: Path, change_at: int = 10**9) -> tuple[Path, Path]:
+    a = directory / "a.py"
+    b = directory / "b.py"
+    a.write_text(CYCLER.replace("CHANGE_AT", str(change_at)))
+    b.write_text(ECHO)
+    return a, b
+
+
+def play(directory: Path, rounds: int, name: str) -> Path:
+    a, b = directory / "a.py", directory / "b.py"
+    replay = directory / name
+    proc = cli(
+        "match",
+        f"python3 {a}",
+        f"python3 {b}",
+        "--rounds",
+        str(rounds),
+        "--seed",
+        "1",
+        "--replay",
+        str(replay),
+        "--quiet",
+    )
+    assert proc.returncode == 0, proc.stderr
+    return replay
+
+
+@pytest.fixture(scope="module")
+def big_replay(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    directory = tmp_path_factory.mktemp("big")
+    write_bots(directory)
+    return play(directory, 10_000, "big.jsonl")
+
+
+def steps_of(path: Path) -> dict[int, dict[str, Any]]:
+    out = {}
+    with open(path, "rb") as f:
+        for line in f:
+            rec = json.loads(line)
+            if rec["type"] == "step":
+                out[rec["n"]] = rec
+    return out
+
+
+# -- terminal view ----------------------------------------------------------------------
+
+
+def test_real_match_replay_verifies(big_replay: Path) -> None:
+    proc = cli("verify", str(big_replay))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.startswith("OK: 10000 rounds, chain intact, result matches")
+
+
+def test_terminal_view_of_10000_rounds(big_replay: Path) -> None:
+    started = time.perf_counter()
+    data = load_view(big_replay)
+    load_s = time.perf_counter() - started
+    assert data.rounds == 10_000 and data.footer is not None
+    assert load_s < 5.0, f"loading 10,000 rounds took {load_s:.2f} s"
+    proc = cli("replay", str(big_replay))
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    for text in ("cycler", "echo", "final", "standard", "anti_exploitation"):
+        assert text in out
+    assert "deception_efficiency" in out and "verdict" in out and "ok" in out
+    chart = out[out.index("Cumulative points") :]
+    assert re.search("[\u2801-\u28ff]", chart), "no braille chart"
+    # Marker rows: shadows and bucket changes of both seats.
+    s0 = next(line for line in chart.splitlines() if line.strip().startswith("s0 "))
+    s1 = next(line for line in chart.splitlines() if line.strip().startswith("s1 "))
+    assert "•" in s0 and "▼" in s0 and "•" in s1 and "▼" in s1
+    assert "10000" in chart  # the x axis
+
+
+def test_round_range_table_shows_what_each_seat_saw(big_replay: Path) -> None:
+    proc = cli("replay", str(big_replay), "--rounds", "36-38")
+    assert proc.returncode == 0, proc.stderr
+    table = proc.stdout[proc.stdout.index("Rounds 36-38") :]
+    steps = steps_of(big_replay)
+    rows = [line.split() for line in table.splitlines()]
+    for n in (36, 37, 38):
+        row = next(r for r in rows if r[:1] == [str(n)])
+        obs = steps[n]["obs"][0]
+        act = steps[n]["act"][0]
+        expected = [
+            str(n),
+            "0",
+            obs["opponent_last_visible"] or "-",
+            obs["self_last_real"] or "-",
+            obs["opponent_deception_bucket"],
+            act["real_move"],
+        ]
+        assert row[:6] == expected
+    assert not any(r[:1] == ["39"] for r in rows)
+    # Round 37 is seat 0's shadow: the request, and seat 1's next turn shows it.
+    shadow = steps[37]["act"][0]["shadow_move"]
+    assert steps[37]["out"][2][0] is True
+    row37 = next(r for r in rows if r[:1] == ["37"])
+    assert row37[6] == shadow and "50→49" in row37
+    row38_seat1 = rows[rows.index(next(r for r in rows if r[:1] == ["38"])) + 1]
+    assert row38_seat1[:2] == ["1", shadow]
+
+
+def test_bad_range_and_bad_file(tmp_path: Path) -> None:
+    assert parse_range("4000-4100") == (4000, 4100)
+    assert parse_range("7") == (7, 7)
+    proc = cli("replay", str(tmp_path / "missing.jsonl"))
+    assert proc.returncode == 4 and "Traceback" not in proc.stderr
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("hello\n")
+    proc = cli("replay", str(bad))
+    assert proc.returncode == 4 and "not a replay" in proc.stderr
+    proc = cli("replay", str(bad), "--rounds", "9-3")
+    assert proc.returncode == 2
+
+
+def test_braille_chart_draws_both_series() -> None:
+    up = np.arange(1000)
+    lines, lo, hi = braille_chart([up, -up], ["cyan", "magenta"], width=40, height=6)
+    assert (lo, hi) == (-999, 999)
+    assert len(lines) == 6 and all(len(line.plain) == 40 for line in lines)
+    # Rising line: top-right cell and bottom-left region are inked.
+    assert lines[0].plain[-1] != " " and lines[-1].plain[-1] != " "
+    assert lines[0].plain[0] == " "
+
+
+# -- HTML --------------------------------------------------------------------------------
+
+
+def test_html_export_of_10000_rounds(big_replay: Path, tmp_path: Path) -> None:
+    out = tmp_path / "report.html"
+    started = time.perf_counter()
+    proc = cli("replay", str(big_replay), "--html", str(out))
+    took = time.perf_counter() - started
+    assert proc.returncode == 0, proc.stderr
+    assert "wrote" in proc.stderr
+    page = out.read_text(encoding="utf-8")
+    size = len(page.encode())
+    print(f"HTML for 10,000 rounds: {size / 1024:.0f} KiB in {took:.2f} s (incl. start-up)")
+    assert size < 600_000, "the data must be embedded compactly, not as the raw replay"
+    assert size < big_replay.stat().st_size / 10
+    # Self-contained: nothing is loaded from elsewhere.
+    assert "http://" not in page and "https://" not in page
+    assert "<link" not in page and " src=" not in page
+    assert "<script>" in page and "<style>" in page
+    # The embedded arrays decode to the recorded match.
+    blob = re.search(r'<script type="application/json" id="replay-data">(.*?)</script>', page, re.S)
+    assert blob is not None
+    payload = json.loads(blob.group(1))
+    assert payload["rounds"] == 10_000 and payload["first"] == 1
+    points = np.frombuffer(base64.b64decode(payload["arrays"]["points"]), dtype=np.int8)
+    assert points.shape == (20_000,)
+    footer = json.loads(big_replay.read_text().splitlines()[-1])
+    stats = [s["stats"]["points"] for s in footer["result"]["seats"]]
+    assert [int(points[0::2].sum()), int(points[1::2].sum())] == stats
+    mv = np.frombuffer(base64.b64decode(payload["arrays"]["mv"]), dtype=np.uint8)
+    spent = (mv >> 6) & 1
+    assert int(spent.sum()) == sum(s["stats"]["tokens_spent"] for s in footer["result"]["seats"])
+
+
+# -- rerun ---------------------------------------------------------------------------------
+
+
+def test_rerun_of_a_deterministic_match_is_identical(big_replay: Path) -> None:
+    proc = cli("rerun", str(big_replay))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "IDENTICAL: 10000 rounds" in proc.stdout
+    assert proc.stdout.count("files unchanged") == 2
+
+
+def test_rerun_reports_first_divergence_and_changed_files(tmp_path: Path) -> None:
+    write_bots(tmp_path)
+    replay = play(tmp_path, 300, "small.jsonl.gz")
+    kept = tmp_path / "again.jsonl"
+    proc = cli("rerun", str(replay), "--keep", str(kept))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert kept.exists() and cli("verify", str(kept)).returncode == 0
+    # The bot changes its mind from round 150 on: a different executable.
+    write_bots(tmp_path, change_at=150)
+    proc = cli("rerun", str(replay))
+    assert proc.returncode == 4, proc.stdout + proc.stderr
+    assert "seat 0 a: FILES CHANGED" in proc.stdout
+    assert "seat 1 b: files unchanged" in proc.stdout
+    assert "DIFFERENT: round 150, seat 0, act:" in proc.stdout
+    assert "after 149 identical rounds" in proc.stdout
+
+
+def test_rerun_of_a_non_replay_fails_cleanly(tmp_path: Path) -> None:
+    bad = tmp_path / "x.jsonl"
+    bad.write_text("{}\n")
+    proc = cli("rerun", str(bad))
+    assert proc.returncode == 4 and "Traceback" not in proc.stderr
