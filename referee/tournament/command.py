@@ -330,7 +330,7 @@ def _play(
         out.print(cross_table_view(standings, runner.pool_played()))
         if runner.bracket is not None and runner.bracket.rounds:
             out.print(bracket_table(runner.bracket, runner.names))
-        if summary["champion"]:
+        if summary["champion"] and not (runner.bracket and runner.bracket.rounds):
             out.print(f"[bold]Champion: {summary['champion']}[/]")
         faulty = [s for s in standings if s.faults]
         for s in faulty:

@@ -54,10 +54,13 @@ class Dashboard:
             matches=f"{done}/{total} matches",
         )
         now = time.monotonic()
-        flight = Table(title=f"In flight ({len(r.in_flight)}, {self.executor.size} workers)")
+        busy = {w.job: w for w in self.executor.workers() if w.job}
+        queued = len(r.in_flight) - len(busy)
+        flight = Table(
+            title=f"Playing {len(busy)} on {self.executor.size} workers, {queued} queued"
+        )
         for col in ("match", "seat 0", "seat 1", "rounds", "running"):
             flight.add_column(col)
-        busy = {w.job: w for w in self.executor.workers() if w.job}
         for mid, (plan, _queued) in sorted(r.in_flight.items()):
             w = busy.get(mid)
             if w is None or w.since is None:

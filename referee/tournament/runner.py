@@ -10,6 +10,7 @@ played with the same seeds.
 
 from __future__ import annotations
 
+import math
 import os
 import time
 from collections.abc import Callable
@@ -165,37 +166,50 @@ class Runner:
         for stale in (self.out_dir / "replays").glob("*.part.jsonl"):
             stale.unlink(missing_ok=True)
         (self.out_dir / "logs").mkdir(parents=True, exist_ok=True)
-        async with trio.open_nursery() as nursery:
+        # A FIFO queue and one feeder per worker: matches start in schedule order
+        # (trio would otherwise wake waiting tasks in no particular order).
+        send, receive = trio.open_memory_channel[MatchPlan](math.inf)
 
-            def launch() -> None:
-                for plan in self.replan():
-                    if plan.id not in self.in_flight:
-                        self.in_flight[plan.id] = (plan, time.monotonic())
-                        nursery.start_soon(play, plan)
+        def launch() -> None:
+            for plan in self.replan():
+                if plan.id not in self.in_flight:
+                    self.in_flight[plan.id] = (plan, time.monotonic())
+                    send.send_nowait(plan)
+            if not self.in_flight:
+                if not self.complete():
+                    raise RuntimeError("nothing left to play but the tournament is not complete")
+                send.close()
 
-            async def play(plan: MatchPlan) -> None:
-                outcome = await executor.submit(self.job(plan))
-                if outcome.get("replay"):
-                    final = self.out_dir / "replays" / f"{plan.id}.jsonl"
-                    os.replace(outcome["replay"], final)
-                    # Relative to the output directory, so two runs of one
-                    # tournament in different places compare equal.
-                    outcome["replay"] = os.path.relpath(final, self.out_dir)
-                self.store.record(plan, outcome)
-                del self.in_flight[plan.id]
-                self.finished[plan.id] = (plan, outcome)
-                self.played[plan.id] = played_of(plan, outcome)
-                self.work_done_here += plan.rounds
-                if self.on_finish is not None:
-                    self.on_finish(plan, self.played[plan.id])
-                if plan.stage == "pool":
-                    self._refresh_standings()
-                    if self.pool_complete():
-                        launch()
-                else:
+        async def play(plan: MatchPlan) -> None:
+            outcome = await executor.submit(self.job(plan))
+            if outcome.get("replay"):
+                final = self.out_dir / "replays" / f"{plan.id}.jsonl"
+                os.replace(outcome["replay"], final)
+                # Relative to the output directory, so two runs of one
+                # tournament in different places compare equal.
+                outcome["replay"] = os.path.relpath(final, self.out_dir)
+            self.store.record(plan, outcome)
+            del self.in_flight[plan.id]
+            self.finished[plan.id] = (plan, outcome)
+            self.played[plan.id] = played_of(plan, outcome)
+            self.work_done_here += plan.rounds
+            if self.on_finish is not None:
+                self.on_finish(plan, self.played[plan.id])
+            if plan.stage == "pool":
+                self._refresh_standings()
+                if self.pool_complete():
                     launch()
+            else:
+                launch()
 
-            launch()
+        async def feed() -> None:
+            async for plan in receive:
+                await play(plan)
+
+        launch()
+        async with trio.open_nursery() as nursery:
+            for _ in range(executor.size):
+                nursery.start_soon(feed)
         self.replan()
         if self.complete():
             self.store.set("status", "complete")
