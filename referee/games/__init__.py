@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .base import Fault, Game, GameResult, SeatResult
 from .chaos import ChaosLeague, RoShamBo
+from .ctm import Ctm
 from .liars_dice import LiarsDice
 from .rps_stuff import RockPaperStuff
 
@@ -12,6 +13,7 @@ GAMES: dict[str, type[Game]] = {
     RoShamBo.name: RoShamBo,
     LiarsDice.name: LiarsDice,
     RockPaperStuff.name: RockPaperStuff,
+    Ctm.name: Ctm,
 }
 
 __all__ = ["GAMES", "Fault", "Game", "GameResult", "SeatResult", "ChaosLeague", "RoShamBo"]
