@@ -165,7 +165,10 @@ class ProcessExecutor:
                     w.done += 1
                     return reply.outcome
                 errors.append(reply.error or "the worker gave no result")
-            raise MatchFailed(f"match {job.id} failed {MAX_ATTEMPTS} times: {errors[-1]}")
+            raise MatchFailed(
+                f"match {job.id} failed {MAX_ATTEMPTS} times: {errors[-1]} "
+                f"(see {self.log_dir / f'worker-{w.index + 1}.log'})"
+            )
         except BaseException as exc:
             # Cancelled (Ctrl-C, another match failed) in the middle of a match: the
             # worker is busy with a match nobody will read, so it is replaced.

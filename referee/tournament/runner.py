@@ -47,6 +47,7 @@ class Runner:
         self.bracket: Bracket | None = None
         self.ranking: list[int] | None = None  # pool order once the pool is complete
         self.live_standings: list[Standing] = rank_pool(self.names, [], samples=0)
+        self._next_rank = 0.0
         self.started = time.monotonic()
         # Replays are written under a name unique to this session and renamed when
         # the match is recorded: a worker of a killed run that is still winding
@@ -196,7 +197,11 @@ class Runner:
             if self.on_finish is not None:
                 self.on_finish(plan, self.played[plan.id])
             if plan.stage == "pool":
-                self._refresh_standings()
+                # The live table is for people: a few refreshes a second are
+                # plenty, and a big pool would spend its time re-ranking.
+                if self.pool_complete() or time.monotonic() >= self._next_rank:
+                    self._refresh_standings()
+                    self._next_rank = time.monotonic() + 0.5
                 if self.pool_complete():
                     launch()
             else:

@@ -17,7 +17,7 @@ import numpy as np
 from .schedule import Played
 
 BOOTSTRAP_SAMPLES = 400
-RATING_PRIOR = 1.0  # virtual games against an average opponent, drawn: keeps ratings finite
+RATING_PRIOR = 1.0  # drawn virtual games against a fixed opponent: keeps ratings finite
 ELO = 400.0 / np.log(10.0)  # natural-log strength to the Elo scale
 
 
@@ -136,26 +136,38 @@ def cross_table(n: int, games: Sequence[Played]) -> list[list[CrossCell]]:
     return cells
 
 
-def _fit_bt(score: np.ndarray, games: np.ndarray, iters: int = 1000) -> np.ndarray:
-    """Bradley-Terry strengths by the MM algorithm (Hunter 2004), batched.
+def _fit_bt(
+    score: np.ndarray, games: np.ndarray, iters: int = 100, tol: float = 1e-9
+) -> np.ndarray:
+    """Bradley-Terry log-strengths by Newton's method on the log-likelihood, batched.
 
     score[..., i, j] is what i scored against j (1 a win, 0.5 a draw), games[..., i, j]
     the number of games. Every bot also has RATING_PRIOR drawn games against a
-    virtual opponent of strength 1, so a bot that won (or lost) everything still
-    gets a finite rating. Returns log-strengths, shape score.shape[:-1].
+    virtual opponent of strength 0, so a bot that won (or lost) everything still
+    gets a finite rating and the Hessian is always invertible. Newton needs about
+    ten steps where the classic MM iteration needs hundreds, which matters for
+    the bootstrap. Returns log-strengths, shape score.shape[:-1].
     """
-    p = np.ones(score.shape[:-1])
+    n = score.shape[-1]
+    theta = np.zeros(score.shape[:-1])
     won = score.sum(axis=-1) + 0.5 * RATING_PRIOR
+    eye = np.eye(n, dtype=bool)
     for _ in range(iters):
-        denom = (games / (p[..., :, None] + p[..., None, :])).sum(axis=-1)
-        denom += RATING_PRIOR / (p + 1.0)
-        new = won / denom
-        if np.max(np.abs(np.log(new) - np.log(p))) < 1e-9:
-            p = new
+        # P[..., i, j]: the chance that i beats j under the current strengths.
+        prob = 1.0 / (1.0 + np.exp(theta[..., None, :] - theta[..., :, None]))
+        virtual = 1.0 / (1.0 + np.exp(-theta))
+        grad = won - (games * prob).sum(axis=-1) - RATING_PRIOR * virtual
+        w = games * prob * (1.0 - prob)
+        hess = np.where(eye, 0.0, w)
+        diag = -w.sum(axis=-1) - RATING_PRIOR * virtual * (1.0 - virtual)
+        hess = hess + diag[..., :, None] * eye
+        step = np.linalg.solve(hess, grad[..., None])[..., 0]
+        # Damped: a lopsided resample can ask for a huge first step.
+        step = np.clip(step, -2.0, 2.0)
+        theta = theta - step
+        if np.max(np.abs(step)) < tol:
             break
-        p = new
-    logp: np.ndarray = np.log(p)
-    return logp
+    return theta
 
 
 def ratings(
@@ -174,18 +186,21 @@ def ratings(
         [1.0 if g.winner == g.seats[0] else 0.5 if g.winner is None else 0.0 for g in games]
     )
 
+    flat_ij = pairs[:, 0] * n + pairs[:, 1]
+    flat_ji = pairs[:, 1] * n + pairs[:, 0]
+
     def matrices(weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         # weights: (B, M) how often each match is drawn in each resample
         b = weights.shape[0]
-        score = np.zeros((b, n, n))
-        count = np.zeros((b, n, n))
-        for m, (i, j) in enumerate(pairs):
-            w = weights[:, m]
-            score[:, i, j] += w * first[m]
-            score[:, j, i] += w * (1.0 - first[m])
-            count[:, i, j] += w
-            count[:, j, i] += w
-        return score, count
+        score = np.zeros((b, n * n))
+        count = np.zeros((b, n * n))
+        for k in range(b):
+            w = weights[k]
+            score[k] = np.bincount(flat_ij, w * first, n * n) + np.bincount(
+                flat_ji, w * (1.0 - first), n * n
+            )
+            count[k] = np.bincount(flat_ij, w, n * n) + np.bincount(flat_ji, w, n * n)
+        return score.reshape(b, n, n), count.reshape(b, n, n)
 
     base = _fit_bt(*matrices(np.ones((1, len(games)))))[0]
     point = (base - base.mean()) * ELO
@@ -195,7 +210,8 @@ def ratings(
         draws = rng.integers(0, len(games), size=(samples, len(games)))
         weights = np.zeros((samples, len(games)))
         np.add.at(weights, (np.arange(samples)[:, None], draws), 1.0)
-        boot = _fit_bt(*matrices(weights), iters=300)
+        # Interval ends need less precision than the point estimate.
+        boot = _fit_bt(*matrices(weights), tol=1e-6)
         boot = (boot - boot.mean(axis=1, keepdims=True)) * ELO
         low = np.percentile(boot, 2.5, axis=0)
         high = np.percentile(boot, 97.5, axis=0)
