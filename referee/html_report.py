@@ -83,48 +83,54 @@ def _score(value: Any) -> str:
 
 
 def _summary_html(data: ViewData) -> str:
+    """The result line, a compact score table, and the rest (commands, seeds,
+    digests, every statistic and measurement) folded away so the plots stay in view."""
     h = data.header
     labels = data.labels
     seat_head = "".join(
         f'<th class="s{s}">seat {s}: {_e(label)}</th>' for s, label in enumerate(labels)
     )
-    rows: list[str] = []
+    main: list[str] = []
+    more: list[str] = []
 
-    def row(name: str, cells: list[str], num: bool = False) -> None:
+    def row(into: list[str], name: str, cells: list[str], num: bool = False) -> None:
         cls = ' class="num"' if num else ""
-        rows.append(
+        into.append(
             f"<tr><th>{_e(name)}</th>" + "".join(f"<td{cls}>{c}</td>" for c in cells) + "</tr>"
         )
 
     bots = h.bots
-    row("bot", [_e(f"{b.name or '?'} {b.version or ''}".strip()) for b in bots])
-    row("command", [f"<code>{_e(' '.join(b.command))}</code>" for b in bots])
-    row("seed", [_e(b.seed) for b in bots])
-    row("sha256", [f"<code>{_e(b.sha256 or '-')}</code>" for b in bots])
+    row(more, "bot name", [_e(f"{b.name or '?'} {b.version or ''}".strip()) for b in bots])
+    row(more, "command", [f"<code>{_e(' '.join(b.command))}</code>" for b in bots])
+    row(more, "seed", [_e(b.seed) for b in bots])
+    row(more, "sha256", [f"<code>{_e(b.sha256 or '-')}</code>" for b in bots])
     footer = data.footer
     result_line = ""
     if footer is not None:
         seats = footer.result.seats
-        row("placement", [_e(s.placement) for s in seats])
-        for key in seats[0].scores:
-            row(key, [_score(s.scores.get(key, 0.0)) for s in seats], num=True)
-        for key in seats[0].stats:
-            row(key, [_e(s.stats.get(key, "")) for s in seats], num=True)
         verdicts = footer.verdicts
+        row(main, "placement", [_e(s.placement) for s in seats])
+        for key in seats[0].scores:
+            row(main, key, [_score(s.scores.get(key, 0.0)) for s in seats], num=True)
         row(
+            main,
             "verdict",
             [
                 (f'<span class="bad">{_e(v.status)}</span>' if v.status != "ok" else "ok")
                 + (" (disqualified)" if v.disqualified else "")
+                + (f", {len(v.faults)} faults" if v.faults else "")
                 for v in verdicts
             ],
         )
-        row("faults", [_e(len(v.faults)) for v in verdicts], num=True)
-        row("max move ms", [_e(f"{v.max_move_ms:g}") for v in verdicts], num=True)
+        for key in seats[0].stats:
+            row(more, key, [_e(s.stats.get(key, "")) for s in seats], num=True)
+        row(more, "max move ms", [_e(f"{v.max_move_ms:g}") for v in verdicts], num=True)
         row(
+            more,
             "CPU s / peak RSS MiB",
             [_e(f"{v.cpu_s:g} / {v.peak_rss_kib / 1024:.0f}") for v in verdicts],
         )
+        row(more, "exit", [_e(v.signal or v.exit_code) for v in verdicts])
         r = footer.result
         who = "a draw" if r.winner is None else f"seat {r.winner} ({labels[r.winner]}) wins"
         result_line = (
@@ -136,10 +142,12 @@ def _summary_html(data: ViewData) -> str:
                 f"<li>round {f.round}, seat {f.seat}: <b>{_e(f.kind)}</b> {_e(f.detail)}</li>"
                 for f in footer.faults[:30]
             )
-            more = len(footer.faults) - 30
-            if more > 0:
-                items += f"<li>... {more} more</li>"
-            result_line += f'<details><summary class="bad">{len(footer.faults)} faults</summary><ul>{items}</ul></details>'
+            if len(footer.faults) > 30:
+                items += f"<li>... {len(footer.faults) - 30} more</li>"
+            result_line += (
+                f'<details><summary class="bad">{len(footer.faults)} faults</summary>'
+                f"<ul>{items}</ul></details>"
+            )
     else:
         result_line = (
             '<div class="result bad">Incomplete replay: no footer after '
@@ -150,10 +158,11 @@ def _summary_html(data: ViewData) -> str:
             f'<div class="bad">event: round {e.n}: {_e(e.kind)} seats {_e(e.seats)} '
             f"{_e(e.detail)}</div>"
         )
+    head = f"<tr><th></th>{seat_head}</tr>"
     return (
-        f'{result_line}<table class="summary"><tr><th></th>{seat_head}</tr>'
-        + "".join(rows)
-        + "</table>"
+        f'{result_line}<table class="summary">{head}{"".join(main)}</table>'
+        "<details><summary>Bots, seeds, file digests, statistics and measurements</summary>"
+        f'<table class="summary">{head}{"".join(more)}</table></details>'
     )
 
 

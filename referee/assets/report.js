@@ -550,7 +550,7 @@
       BUCKETS[(o >> 6) & 3] + "</td><td><b>" + mvName(r) + "</b></td><td>" + shadowCell +
       '</td><td class="n">' + (pts[2 * i + s] > 0 ? "+" : "") + pts[2 * i + s] + '</td><td class="n">' +
       cum[s][i] + '</td><td class="n">' + tokens[s][i] + '</td><td class="n">' +
-      (u === NO_US ? "—" : (u / 1000).toFixed(2)) + '</td><td class="f">' + (f ? esc(D.faultKinds[f]) : "") + "</td>"
+      (u === NO_US ? "—" : (u / 1000).toFixed(2)) + '</td><td class="f" title="' + (f ? esc(D.faultKinds[f]) : "") + '">' + (f ? esc(D.faultKinds[f]) : "") + "</td>"
     );
   }
   let renderedFirst = -1;
@@ -653,8 +653,8 @@
   const hash = location.hash.match(/^#round=(\d+)/);
   setCurrent(hash ? Number(hash[1]) - D.first : 0, true);
   if (hash) document.getElementById("rounds").scrollIntoView(); // a link to a round
-  status.dataset.ink = plots.map((p) => p.box.id + ":" + inkOf(p.base)).join(",");
   status.dataset.drawMs = String(Math.round(performance.now() - t0));
+  status.dataset.ink = plots.map((p) => p.box.id + ":" + inkOf(p.base)).join(",");
   status.dataset.rounds = String(N);
   status.dataset.ready = "yes";
   status.textContent = "drawn " + N + " rounds in " + status.dataset.drawMs + " ms";

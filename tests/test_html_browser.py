@@ -1,0 +1,157 @@
+"""The HTML replay report in a real headless browser (Debian's ``chromium``).
+
+The page's script writes its state into ``#status`` once it has drawn: how many
+non-blank pixels each plot canvas has, how many table rows are rendered, and
+any JavaScript error. ``--dump-dom`` gives the DOM after the load, so the test
+reads that; a screenshot shows the page is not blank.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import shutil
+import struct
+import subprocess
+import zlib
+from pathlib import Path
+
+import pytest
+from test_verify import build_replay, default_strategy
+
+from referee.games.chaos import Action
+from referee.html_report import write_html
+from referee.viewer import load_view
+
+BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+BROWSER = next((b for b in BROWSERS if shutil.which(b)), None)
+
+pytestmark = pytest.mark.skipif(
+    BROWSER is None,
+    reason="no headless browser: install Debian's chromium (apt-get install -y chromium)",
+)
+
+ROUNDS = 20_000
+
+
+def browser(profile: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    assert BROWSER is not None
+    return subprocess.run(
+        [
+            BROWSER,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+            "--hide-scrollbars",
+            f"--user-data-dir={profile}",
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A 20,000-round match (finals length) with shadows, two faults and a late
+    disqualification, as an HTML report."""
+    directory = tmp_path_factory.mktemp("html")
+
+    def strategy(seat: int, n: int) -> Action | None:
+        if seat == 1 and n in (777, 15_000):
+            return None
+        return default_strategy(seat, n)
+
+    replay = directory / "finals.jsonl"
+    build_replay(replay, rounds=ROUNDS, tokens=50, strategy=strategy, dq=(19_990, [1]))
+    out = directory / "finals.html"
+    write_html(load_view(replay), out)
+    return out
+
+
+def status_of(dom: str) -> dict[str, str]:
+    found = re.search(r'<span id="status"([^>]*)>([^<]*)</span>', dom)
+    assert found is not None, "no #status element in the DOM"
+    attrs = {k: html.unescape(v) for k, v in re.findall(r'data-([\w-]+)="([^"]*)"', found[1])}
+    attrs["text"] = found[2]
+    return attrs
+
+
+def test_plots_draw_and_table_shows_rounds(report: Path, tmp_path: Path) -> None:
+    proc = browser(tmp_path / "profile", "--dump-dom", report.as_uri())
+    dom = proc.stdout
+    assert dom, proc.stderr[-2000:]
+    status = status_of(dom)
+    assert "error" not in status, status
+    assert status["ready"] == "yes", status
+    assert status["rounds"] == str(ROUNDS - 10)  # disqualified after round 19,990
+    ink = dict(item.split(":") for item in status["ink"].split(","))
+    assert set(ink) == {"plot-score", "plot-tokens", "plot-freq", "plot-latency"}
+    for name, pixels in ink.items():
+        assert int(pixels) > 2000, f"{name} looks blank: {pixels} pixels drawn"
+    print(f"browser draw time for {ROUNDS} rounds: {status['draw-ms']} ms")
+    assert int(status["draw-ms"]) < 5000
+    # The virtualised table holds a window of rows, not all 20,000.
+    rows = re.findall(r'<tr data-i="(\d+)"[^>]*><td class="r">(\d+)</td>', dom)
+    assert 10 <= len(rows) <= 100 and rows[0] == ("0", "1")
+    assert int(status["table-rows"]) == len(rows)
+    # Round 1 as both seats saw it: no history yet, full token buckets.
+    first = dom[dom.index('<tr data-i="0"') :]
+    first = first[: first.index("</tr>")]
+    assert first.count("<td>HIGH</td>") == 2
+
+
+def test_link_to_a_shadow_round_highlights_it(report: Path, tmp_path: Path) -> None:
+    # default_strategy: seat 0 asks for a shadow when n % 9 == 0 (tokens permitting).
+    proc = browser(tmp_path / "profile", "--dump-dom", report.as_uri() + "#round=9")
+    status = status_of(proc.stdout)
+    assert status["ready"] == "yes" and "error" not in status, status
+    row = re.search(r'<tr data-i="8" class="([^"]*)">(.*?)</tr>', proc.stdout)
+    assert row is not None
+    assert "shadow" in row[1].split() and "current" in row[1].split()
+    assert 'class="mv-shown"' in row[2] and "◆" in row[2]
+
+
+def png_size(data: bytes) -> tuple[int, int]:
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+    width, height = struct.unpack(">II", data[16:24])
+    return width, height
+
+
+def png_rows(data: bytes) -> list[bytes]:
+    """The decompressed scanlines (filter byte included) of an 8-bit RGB(A) PNG."""
+    width, height = png_size(data)
+    channels = {2: 3, 6: 4}[data[25]]
+    pos = 8
+    idat = b""
+    while pos < len(data):
+        length, kind = struct.unpack(">I4s", data[pos : pos + 8])
+        if kind == b"IDAT":
+            idat += data[pos + 8 : pos + 8 + length]
+        pos += 12 + length
+    raw = zlib.decompress(idat)
+    stride = 1 + width * channels
+    assert len(raw) == stride * height
+    return [raw[i * stride : (i + 1) * stride] for i in range(height)]
+
+
+def test_screenshot_is_not_blank(report: Path, tmp_path: Path) -> None:
+    shot = tmp_path / "shot.png"
+    browser(
+        tmp_path / "profile",
+        f"--screenshot={shot}",
+        "--window-size=1280,900",
+        report.as_uri(),
+    )
+    assert shot.exists(), "chromium wrote no screenshot"
+    data = shot.read_bytes()
+    assert png_size(data) == (1280, 900)
+    rows = png_rows(data)
+    # A blank page's scanlines are all alike; a drawn one has many different ones.
+    assert len(set(rows)) > 300, "the screenshot looks blank"
+    assert len(data) > 40_000
