@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import os
 import secrets
@@ -195,6 +196,27 @@ def _check_game(resolved: Resolved) -> None:
         raise ConfigError(f"tournaments are for two-player games; {resolved.game} is not")
 
 
+def _digests(resolved: Resolved) -> list[str | None]:
+    from ..match import file_digest
+
+    return [file_digest(b.argv) for b in resolved.bots]
+
+
+def _warn_changed_bots(stored: str | None, resolved: Resolved) -> None:
+    """A bot changed since the first session plays differently from then on:
+    the tournament still finishes, but say so."""
+    if stored is None:
+        return
+    before = json.loads(stored)
+    for bot, old, new in zip(resolved.bots, before, _digests(resolved), strict=False):
+        if old != new:
+            print(
+                f"referee tournament: warning: bot {bot.name!r} changed since the tournament "
+                "started; its remaining matches use the new version",
+                file=sys.stderr,
+            )
+
+
 def _flatten(exc: BaseException) -> list[BaseException]:
     if isinstance(exc, BaseExceptionGroup):
         return [e for sub in exc.exceptions for e in _flatten(sub)]
@@ -220,6 +242,7 @@ def run(args: argparse.Namespace) -> int:
         except StateError as exc:
             raise CliError(str(exc)) from None
         jobs = args.jobs or os.cpu_count() or 1
+        _warn_changed_bots(store.get("digests"), resolved)
     else:
         try:
             cfg = load_config(Path(args.config)) if args.config else TournamentConfig()
@@ -235,6 +258,7 @@ def run(args: argparse.Namespace) -> int:
             store = Store.create(out_dir, resolved)
         except StateError as exc:
             raise CliError(str(exc)) from None
+        store.set("digests", json.dumps(_digests(resolved)))
     try:
         return _play(store, resolved, out_dir, jobs, args)
     finally:
