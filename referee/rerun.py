@@ -165,16 +165,6 @@ def match_config_for(header: Header, replay: Path, sandbox: str | None) -> Any:
     limits = sbx.Limits()
     if isinstance(containment.get("limits"), dict):
         limits = msgspec.convert(containment["limits"], sbx.Limits)
-    params = header.params
-    kwargs: dict[str, Any] = {}
-    fields = MatchConfig.__struct_fields__
-    if "rounds" in params:
-        kwargs["rounds"] = params["rounds"]
-    if "tokens" in params and header.game in ("chaos", "roshambo"):
-        kwargs["tokens"] = params["tokens"]
-    extra = {k: v for k, v in params.items() if k not in ("rounds", "tokens", "moves")}
-    if extra and "params" in fields:
-        kwargs["params"] = extra  # games with other parameters (when the driver takes them)
     return MatchConfig(
         game=header.game,
         seed=header.seed,
@@ -187,7 +177,8 @@ def match_config_for(header: Header, replay: Path, sandbox: str | None) -> Any:
         limits=limits,
         replay=str(replay),
         log_dir=str(replay.parent),
-        **kwargs,
+        # The game rebuilds itself from the recorded parameters (Game.create).
+        params=dict(header.params),
     )
 
 
@@ -217,10 +208,10 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise CliError(f"cannot read {path}: {exc.strerror or exc}", EXIT_BAD_REPLAY) from None
     labels = [b.label or b.name or f"seat {b.seat}" for b in header.bots]
-    print(
-        f"re-running {header.game} {header.params.get('rounds', '')} rounds, seed {header.seed}: "
-        + " vs ".join(labels)
+    params = ", ".join(
+        f"{k}={v}" for k, v in header.params.items() if not isinstance(v, (list, dict))
     )
+    print(f"re-running {header.game} ({params}), seed {header.seed}: " + " vs ".join(labels))
     changed = False
     for bot, label in zip(header.bots, labels, strict=True):
         now = file_digest(bot.command)

@@ -155,6 +155,19 @@ def _named(struct_type: type[msgspec.Struct], raw: bytes) -> Any:
     return value
 
 
+def _rebuild(cls: type[Game[Any]], seats: int, params: dict[str, Any]) -> Game[Any]:
+    """The game a header describes; its parameters must come back unchanged."""
+    try:
+        game = cls.create(seats, dict(params))
+    except NotImplementedError:  # a game without ``create``: its constructor's keywords
+        game = cls.from_params(params)
+    if game.params() != params:
+        raise ValueError(f"{params} rebuild as {game.params()}")
+    if game.seats != seats:
+        raise ValueError(f"{seats} bots recorded, the game has {game.seats} seats")
+    return game
+
+
 class _Verifier:
     """State of one pass over the lines; see ``verify_replay``."""
 
@@ -258,8 +271,8 @@ class _Verifier:
             self.fatal(number, f"unknown game {header.game!r}")
             return
         try:
-            game = cls.from_params(header.params)
-        except ValueError as exc:
+            game = _rebuild(cls, len(header.bots), header.params)
+        except (TypeError, ValueError) as exc:
             self.fatal(number, f"bad game parameters: {exc}")
             return
         self.header = header

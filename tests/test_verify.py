@@ -436,3 +436,51 @@ def test_garbage_line_in_the_middle(tmp_path: Path) -> None:
     report = verify_replay(bad)
     assert not report.ok
     assert any("line 5 is not a replay record" in p.message for p in report.problems)
+
+
+# -- other games: the verifier is generic -------------------------------------------------
+
+
+@pytest.mark.parametrize("game", ["liars_dice", "rps_stuff", "ctm"])
+def test_other_games_verify_and_edits_are_caught(game: str, tmp_path: Path) -> None:
+    if game not in GAMES:
+        pytest.skip(f"no game {game!r} in this build")
+    bots = sorted((ROOT / "sample_bots" / "games" / game).glob("*.py"))
+    if not bots:
+        pytest.skip(f"no Python sample bot for {game}")
+    replay = tmp_path / f"{game}.jsonl"
+    for seats in (3, 2):  # some games are for two players only
+        proc = run_cli(
+            "match",
+            *[f"python3 {bots[0]}"] * seats,
+            "--game",
+            game,
+            "--seed",
+            "5",
+            "--replay",
+            str(replay),
+            "--quiet",
+        )
+        if proc.returncode == 0:
+            break
+    assert proc.returncode == 0, proc.stderr
+    lines = replay.read_bytes().splitlines(keepends=True)
+    report = verify_replay(lines)
+    assert report.ok, report.problems
+    steps = [i for i, line in enumerate(lines) if body(line)["type"] == "step"]
+    assert steps
+    # A step left out, re-hashed: the rules expect another step number.
+    cut = reseal(lines[: steps[0]] + lines[steps[0] + 1 :])
+    report = verify_replay(cut)
+    assert not report.ok and report.first is not None and report.first.kind == "rules"
+    # A turn message changed, re-hashed: it is not what the rules show.
+    i = steps[-1]
+    rec = body(lines[i])
+    seat = next(s for s, o in enumerate(rec["obs"]) if o is not None)
+    obs = rec["obs"][seat]
+    key = next(k for k in obs if k != "type")
+    obs[key] = [obs[key]] if not isinstance(obs[key], list) else obs[key] + [0]
+    forged = reseal(lines[:i] + [msgspec.json.encode(rec) + b"\n"] + lines[i + 1 :])
+    report = verify_replay(forged)
+    assert not report.ok and report.first is not None
+    assert report.first.message.startswith(f"seat {seat}: obs.{key} recorded")
