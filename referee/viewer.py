@@ -30,7 +30,7 @@ from .replay import Event, Footer, Header, ReplayError, iter_lines
 
 SCORE_NAMES = ("final", "standard", "anti_exploitation", "deception_efficiency")
 BUCKETS = ("HIGH", "MEDIUM", "LOW", "EMPTY")
-SEAT_STYLES = ("bold cyan", "bold magenta")
+SEAT_STYLES = ("bold cyan", "bold magenta", "bold green", "bold yellow", "bold blue", "bold red")
 NONE = -1  # "no move" / "not asked" in the int8 arrays
 
 
@@ -47,6 +47,10 @@ class _Step(msgspec.Struct, tag="step", tag_field="type"):
 
 
 _decoder: msgspec.json.Decoder[Any] = msgspec.json.Decoder(Header | _Step | Event | Footer)
+
+
+class OtherGame(ReplayError):
+    """The replay is of a game without a per-round chart (shown by ``GenericView``)."""
 
 
 class ViewData:
@@ -201,10 +205,7 @@ def load_view(path: Path) -> ViewData:
                 or not isinstance(moves, list)
                 or len(header.bots) != 2
             ):
-                raise ReplayError(
-                    f"{path}: the viewer shows Chaos League and RoShamBo replays, this is "
-                    f"{header.game!r} ('referee verify' and 'referee rerun' work for every game)"
-                )
+                raise OtherGame(header.game)
             data = ViewData(header, moves)
             index = {m: i for i, m in enumerate(moves)}
         elif isinstance(record, Event):
@@ -332,7 +333,7 @@ def _fmt(value: Any) -> str:
     return str(value)
 
 
-def summary(data: ViewData) -> Group:
+def summary(data: ViewData | GenericView) -> Group:
     h = data.header
     labels = data.labels
     lines: list[Any] = []
@@ -349,7 +350,9 @@ def summary(data: ViewData) -> Group:
     table = Table(show_header=True, header_style="bold", pad_edge=False)
     table.add_column("")
     for seat, label in enumerate(labels):
-        table.add_column(f"seat {seat}: {label}", style=SEAT_STYLES[seat].split()[-1])
+        table.add_column(
+            f"seat {seat}: {label}", style=SEAT_STYLES[seat % len(SEAT_STYLES)].split()[-1]
+        )
     bots = h.bots
     table.add_row("bot name", *[f"{b.name or '?'} {b.version or ''}".strip() for b in bots])
     table.add_row("command", *[" ".join(b.command) for b in bots])
@@ -518,6 +521,82 @@ def round_table(data: ViewData, first: int, last: int) -> Table:
     return t
 
 
+# -- other games ------------------------------------------------------------------------
+
+
+class GenericView:
+    """Any game's replay: the summary, and the raw records of a range of steps."""
+
+    def __init__(self, header: Header) -> None:
+        self.header = header
+        self.footer: Footer | None = None
+        self.events: list[Event] = []
+        self.rounds = 0
+        self.steps: list[Any] = []  # verify.Step records in the requested range
+
+    @property
+    def labels(self) -> list[str]:
+        return [b.label or b.name or f"seat {b.seat}" for b in self.header.bots]
+
+
+def load_generic(path: Path, first: int = 0, last: int = -1) -> GenericView:
+    """Stream a replay of any game, keeping only the steps numbered first..last."""
+    from .verify import Step, decode_record
+
+    view: GenericView | None = None
+    for number, line in enumerate(iter_lines(path), start=1):
+        try:
+            record = decode_record(line)
+        except (ValueError, RecursionError) as exc:
+            raise ReplayError(f"{path}: line {number} is not a replay record: {exc}") from None
+        if isinstance(record, Header):
+            view = GenericView(record)
+        elif view is None:
+            raise ReplayError(f"{path}: not a replay (the first line is no header)")
+        elif isinstance(record, Step):
+            view.rounds += 1
+            if first <= record.n <= last:
+                view.steps.append(record)
+        elif isinstance(record, Event):
+            view.events.append(record)
+        else:
+            view.footer = record
+    if view is None:
+        raise ReplayError(f"{path}: empty file, not a replay")
+    return view
+
+
+def generic_table(view: GenericView, first: int, last: int) -> Table:
+    """Each step's messages as sent and actions as taken, as JSON, by seat."""
+    t = Table(
+        title=f"Steps {first}-{last}: what each seat was sent, did, and what followed",
+        header_style="bold",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+    )
+    for col in ("step", "seat", "sent", "action", "fault", "ms", "outcome"):
+        t.add_column(col, overflow="fold")
+    for step in view.steps:
+        seats = [s for s in range(len(step.obs)) if bytes(step.obs[s]) != b"null"]
+        for k, seat in enumerate(seats):
+            obs = msgspec.json.decode(bytes(step.obs[seat]))
+            if isinstance(obs, dict):
+                obs.pop("type", None)
+            fault = step.fault[seat]
+            us = step.us[seat]
+            t.add_row(
+                str(step.n) if k == 0 else "",
+                Text(str(seat), style=SEAT_STYLES[seat % len(SEAT_STYLES)]),
+                msgspec.json.encode(obs).decode(),
+                bytes(step.act[seat]).decode(),
+                Text(fault.kind, style="bold red") if fault is not None else "",
+                "-" if us is None else f"{us / 1000:.2f}",
+                bytes(step.out).decode() if k == len(seats) - 1 else "",
+                end_section=k == len(seats) - 1,
+            )
+    return t
+
+
 # -- the command -----------------------------------------------------------------------
 
 
@@ -540,11 +619,28 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .cli import EXIT_BAD_REPLAY, EXIT_OK, CliError
+    from .cli import EXIT_BAD_REPLAY, EXIT_OK, EXIT_USAGE, CliError
 
     started = time.perf_counter()
+    path = Path(args.file)
     try:
-        data = load_view(Path(args.file))
+        data = load_view(path)
+    except OtherGame as other:
+        if args.html:
+            raise CliError(
+                f"--html draws Chaos League and RoShamBo replays; this is {other}",
+                EXIT_USAGE,
+            ) from None
+        first, last = args.rounds if args.rounds is not None else (0, -1)
+        try:
+            generic = load_generic(path, first, last)
+        except ReplayError as exc:
+            raise CliError(str(exc), EXIT_BAD_REPLAY) from None
+        console = Console() if Console().is_terminal else Console(width=140)
+        console.print(summary(generic))
+        if args.rounds is not None:
+            console.print(generic_table(generic, first, last))
+        return EXIT_OK
     except ReplayError as exc:
         raise CliError(str(exc), EXIT_BAD_REPLAY) from None
     console = Console()
@@ -570,4 +666,13 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-__all__ = ["ViewData", "load_view", "braille_chart", "round_table", "summary", "score_chart"]
+__all__ = [
+    "GenericView",
+    "ViewData",
+    "braille_chart",
+    "load_generic",
+    "load_view",
+    "round_table",
+    "score_chart",
+    "summary",
+]

@@ -260,3 +260,29 @@ def test_rerun_of_a_non_replay_fails_cleanly(tmp_path: Path) -> None:
     bad.write_text("{}\n")
     proc = cli("rerun", str(bad))
     assert proc.returncode == 4 and "Traceback" not in proc.stderr
+
+
+def test_other_games_show_summary_and_raw_steps(tmp_path: Path) -> None:
+    bots = sorted((ROOT / "sample_bots" / "games" / "liars_dice").glob("*.py"))
+    if not bots:
+        pytest.skip("no Python Liar's Dice sample bot")
+    replay = tmp_path / "dice.jsonl"
+    proc = cli(
+        "match",
+        *[f"python3 {bots[0]}"] * 3,
+        "--game",
+        "liars_dice",
+        "--seed",
+        "2",
+        "--replay",
+        str(replay),
+        "--quiet",
+    )
+    assert proc.returncode == 0, proc.stderr
+    proc = cli("replay", str(replay), "--rounds", "1-2")
+    assert proc.returncode == 0, proc.stderr
+    assert "liars_dice" in proc.stdout and "seat 2" in proc.stdout and "Result:" in proc.stdout
+    table = proc.stdout[proc.stdout.index("Steps 1-2") :]
+    assert '"step":1' in table.replace("\n", "").replace(" ", "")
+    proc = cli("replay", str(replay), "--html", str(tmp_path / "x.html"))
+    assert proc.returncode == 2 and "Chaos League" in proc.stderr
