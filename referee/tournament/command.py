@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
 import secrets
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -217,6 +219,20 @@ def _warn_changed_bots(stored: str | None, resolved: Resolved) -> None:
             )
 
 
+@contextlib.contextmanager
+def _exclusive(out_dir: Path) -> Iterator[None]:
+    """One coordinator per tournament: two would play the same pending matches.
+    The kernel drops the lock when the process dies, however it dies."""
+    import fcntl
+
+    with open(out_dir / "tournament.lock", "w") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise CliError(f"another referee is running the tournament in {out_dir}") from None
+        yield
+
+
 def _flatten(exc: BaseException) -> list[BaseException]:
     if isinstance(exc, BaseExceptionGroup):
         return [e for sub in exc.exceptions for e in _flatten(sub)]
@@ -260,7 +276,8 @@ def run(args: argparse.Namespace) -> int:
             raise CliError(str(exc)) from None
         store.set("digests", json.dumps(_digests(resolved)))
     try:
-        return _play(store, resolved, out_dir, jobs, args)
+        with _exclusive(out_dir):
+            return _play(store, resolved, out_dir, jobs, args)
     finally:
         store.close()
 

@@ -145,6 +145,8 @@ def write_exports(
         row = msgspec.to_builtins(s)
         row.pop("bot")
         row["finish"] = finish_of(bracket, s.bot)
+        if champion is not None and bracket is None and s.name == champion:
+            row["finish"] = "champion"
         rows.append(row)
     summary: dict[str, Any] = {
         "tournament": cfg.name,

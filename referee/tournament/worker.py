@@ -14,7 +14,6 @@ while a match is being played, the match is cancelled, which kills its bots.
 from __future__ import annotations
 
 import os
-import signal
 import sys
 from typing import Any
 
@@ -92,9 +91,9 @@ def main() -> int:
     out_fd = os.dup(1)
     os.dup2(2, 1)
     sys.stdout = sys.stderr
-    # Ctrl-C reaches the whole process group; the coordinator decides what to do,
-    # and closing our stdin is how it tells us to stop.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # No signal handling of our own: the coordinator starts us in a session of our
+    # own (Ctrl-C does not reach us or the bots) and stops us by closing our stdin.
+    # An ignored signal would also be inherited by the bots.
     try:
         trio.run(_serve, out_fd)
     except BrokenPipeError:
