@@ -264,3 +264,13 @@ def test_config_relative_paths_follow_the_file(tmp_path: Path) -> None:
     p.write_text('[[bot]]\nname = "mine"\ncommand = "python bots/mine.py"\n')
     cfg = load_config(p)
     assert cfg.bot[0].command == ["python", str(tmp_path / "bots" / "mine.py")]
+
+
+def test_example_league_config_is_valid() -> None:
+    from referee.catalog import lookup_sample_bot
+
+    cfg = load_config(Path(__file__).resolve().parent.parent / "examples" / "league.toml")
+    validate(cfg)
+    assert cfg.pool.legs == 2 and cfg.finals.finalists == 8 and len(cfg.bot) >= 8
+    for bot in cfg.bot:
+        assert isinstance(bot.command, str) and lookup_sample_bot(bot.command) is not None
