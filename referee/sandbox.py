@@ -37,6 +37,7 @@ import ctypes
 import functools
 import inspect
 import json
+import math
 import os
 import resource
 import shutil
@@ -77,6 +78,11 @@ _LANDLOCK_EXTRA_RO = ("/sys/devices/system/cpu", "/sys/fs/cgroup")
 _PROC_GLOBAL_RO = ("/proc/cpuinfo", "/proc/meminfo", "/proc/stat", "/proc/sys", "/proc/filesystems")
 
 
+# Shell snippets that move stdin/stdout to fds 3/4 around bwrap (see prepare_launch).
+_SH_STASH_STDIO = 'exec 3<&0 4>&1 0</dev/null 1>/dev/null && exec "$@"'
+_SH_RESTORE_STDIO = 'exec 0<&3 1>&4 3<&- 4<&- && exec "$@"'
+
+
 class SandboxError(RuntimeError):
     """A containment layer is unavailable or could not be set up (not the bot's fault)."""
 
@@ -88,9 +94,10 @@ class Limits(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     referee's own watchdog (RSS and CPU of the whole tree) decides the verdict.
     """
 
-    # Per-match CPU budget in seconds (RLIMIT_CPU soft; hard = soft + 1, so SIGXCPU
-    # comes first and SIGKILL one second later even if the bot catches SIGXCPU).
-    cpu_s: int = 600
+    # Per-match CPU budget in seconds, for the watchdog; RLIMIT_CPU soft = ceil(cpu_s)
+    # and hard = soft + 1 per process, so SIGXCPU comes first and SIGKILL one second
+    # later even if the bot catches SIGXCPU.
+    cpu_s: float = 600
     # RSS limit of the bot's whole process tree, enforced by the referee's watchdog.
     memory_mib: int = 1024
     # RLIMIT_AS backstop only: node needs ~1 GiB and a default JVM >= 4 GiB of address
@@ -228,20 +235,17 @@ def _probe_layer(name: str) -> Layer:
             tools=tools,
         )
     if name == "unshare":
-        path = shutil.which("unshare")
-        if path is None:
-            raise SandboxError("unshare (util-linux) not found on PATH")
+        # The namespaces are made by the shim with unshare(2), not by util-linux
+        # unshare: that tool waits for the bot holding its stdin and stdout, so a bot
+        # closing them would never be noticed. The shim's waiting parent closes them.
         _require_userns()
         abi = landlock_abi()
         isolation = ["net", "pid", "signals", "proc"]
-        desc = f"unshare {_util_linux_version(path)}"
+        desc = "unshare(2) user/pid/net/mount/ipc/uts namespaces (Python shim)"
         if abi >= 1:
             isolation.append("fs")
             desc += f" + landlock ABI {abi}"
-        tools["unshare"] = path
-        return Layer(
-            "unshare", f"{desc}; {limits_by}", None, tuple(isolation), landlock_abi=abi, tools=tools
-        )
+        return Layer("unshare", desc, None, tuple(isolation), landlock_abi=abi, tools=tools)
     if name == "bwrap":
         path = shutil.which("bwrap")
         if path is None:
@@ -254,7 +258,11 @@ def _probe_layer(name: str) -> Layer:
         isolation = ["net", "pid", "fs", "signals", "proc"]
         if "--size" in help_text:
             isolation.append("tmpfs")
+        sh = shutil.which("sh")
+        if sh is None:
+            raise SandboxError("no sh on PATH (needed to hand the pipes through bwrap)")
         tools["bwrap"] = path
+        tools["sh"] = sh
         return Layer("bwrap", f"{version}; {limits_by}", None, tuple(isolation), tools=tools)
     raise ValueError(name)
 
@@ -375,32 +383,26 @@ def prepare_launch(
 
     shim_spec: dict[str, Any] = {}
     prefix: list[str] = []
-    if layer.name == "landlock" or "prlimit" not in layer.tools:
+    if layer.name in ("landlock", "unshare") or "prlimit" not in layer.tools:
         # The shim is the first process anyway: let it set the limits too.
         shim_spec.update(_shim_limits(limits))
     else:
         prefix += _util_linux_prefix(limits, layer.tools)
-
-    if layer.name == "bwrap":
-        prefix += _bwrap_args(layer, limits, ro_paths, scratch, env)
-    elif layer.name == "unshare":
-        prefix += [
-            layer.tools["unshare"],
-            "--user",
-            "--map-root-user",
-            "--net",
-            "--pid",
-            "--fork",
-            "--ipc",
-            "--uts",
-            "--kill-child",
-            "--mount-proc",
-            "--",
-        ]
+    if layer.name == "unshare":
+        shim_spec["namespaces"] = True
     if layer.landlock_abi >= 1:
         shim_spec["landlock"] = _landlock_policy(layer.landlock_abi, ro_paths, scratch)
     if shim_spec:
         prefix += _shim_argv(shim_spec)
+    if layer.name == "bwrap":
+        # bwrap's monitor and its pid 1 keep fds 0-2 for the whole match, so a bot
+        # closing stdin or stdout would go unnoticed. Hand the pipes over as fds 3 and
+        # 4 instead (bwrap closes those in its own processes) and move them back to
+        # 0 and 1 just before the bot starts.
+        sh = layer.tools["sh"]
+        prefix = [sh, "-c", _SH_STASH_STDIO, "sh", *prefix]
+        prefix += _bwrap_args(layer, limits, ro_paths, scratch, env)
+        prefix += [sh, "-c", _SH_RESTORE_STDIO, "sh"]
     return Launch(argv=prefix + argv, env=env, cwd=str(scratch), layer=layer.name)
 
 
@@ -515,7 +517,7 @@ def _util_linux_prefix(limits: Limits, tools: dict[str, str]) -> list[str]:
 
 def _rlimits(limits: Limits) -> dict[str, tuple[int, int]]:
     wanted = {
-        "RLIMIT_CPU": (limits.cpu_s, limits.cpu_s + 1),
+        "RLIMIT_CPU": (math.ceil(limits.cpu_s), math.ceil(limits.cpu_s) + 1),
         "RLIMIT_AS": (limits.address_space_mib * _MIB,) * 2,
         "RLIMIT_NOFILE": (limits.open_files,) * 2,
         "RLIMIT_FSIZE": (limits.file_size_mib * _MIB,) * 2,
@@ -671,6 +673,7 @@ def _shim_main(args: list[str]) -> None:
     import json
     import os
     import resource
+    import signal
     import stat
     import sys
 
@@ -746,6 +749,49 @@ def _shim_main(args: list[str]) -> None:
         )
         os.close(ruleset)
 
+    def enter_namespaces() -> None:
+        """New user, pid, net, mount, ipc and uts namespaces; fork the bot as pid 1.
+
+        The parent stays outside as a monitor (a PID namespace needs a forked pid 1):
+        it lets go of stdin and stdout so the bot alone holds the pipes, waits, and
+        exits as the bot did. The bot dies with the monitor (parent-death signal).
+        """
+        uid, gid = os.getuid(), os.getgid()
+        flags = 0x10000000 | 0x20000000 | 0x40000000 | 0x00020000 | 0x08000000 | 0x04000000
+        check(libc.unshare(flags), "unshare(user, pid, net, mount, ipc, uts)")
+        for name, text in (
+            ("setgroups", "deny"),
+            ("uid_map", f"0 {uid} 1"),
+            ("gid_map", f"0 {gid} 1"),
+        ):
+            with open(f"/proc/self/{name}", "w") as f:
+                f.write(text)
+        child = os.fork()
+        if child == 0:
+            check(libc.prctl(1, 9, 0, 0, 0), "prctl(PR_SET_PDEATHSIG)")
+            ms_rec, ms_private = 1 << 14, 1 << 18
+            check(libc.mount(b"none", b"/", None, ms_rec | ms_private, None), "mount(private /)")
+            # A /proc of the new namespace: the referee and other bots are not in it.
+            nosuid_nodev_noexec = 2 | 4 | 8
+            check(libc.mount(b"proc", b"/proc", b"proc", nosuid_nodev_noexec, None), "mount /proc")
+            return
+        devnull = os.open("/dev/null", os.O_RDWR)
+        os.dup2(devnull, 0)
+        os.dup2(devnull, 1)
+        os.closerange(3, 65536)
+        while True:
+            try:
+                _, status = os.waitpid(child, 0)
+                break
+            except InterruptedError:
+                continue
+        if os.WIFSIGNALED(status):
+            sig = os.WTERMSIG(status)
+            signal.signal(sig, signal.SIG_DFL)
+            os.kill(os.getpid(), sig)  # die the same way, as util-linux unshare does
+            os._exit(128 + sig)
+        os._exit(os.waitstatus_to_exitcode(status))
+
     try:
         spec = json.loads(args[0])
         if len(args) < 3 or args[1] != "--":
@@ -765,6 +811,8 @@ def _shim_main(args: list[str]) -> None:
                     f.write(str(spec["oom_score_adj"]))
             except OSError:
                 pass  # best effort: a host OOM then picks by size alone
+        if spec.get("namespaces"):
+            enter_namespaces()  # returns in the new PID namespace's pid 1 only
         if spec.get("landlock"):
             apply_landlock(spec["landlock"])
         os.execv(argv[0], argv)
@@ -882,6 +930,13 @@ def _group_members(pgid: int) -> list[int]:
     return members
 
 
+# Processes kill_tree has SIGKILLed: pid -> start time. A process dying a moment after
+# its parent is re-parented to the subreaper (bwrap's pid 1 outlives its monitor this
+# way on every exit); sweep_escaped must reap those without calling them escapees.
+_doomed: dict[int, bytes] = {}
+_DOOMED_MAX = 65536
+
+
 def kill_tree(pid: int, timeout: float = 2.0) -> int:
     """SIGKILL ``pid``, its process group and every descendant; return how many were hit.
 
@@ -923,6 +978,9 @@ def kill_tree(pid: int, timeout: float = 2.0) -> int:
             time.sleep(0.002)  # SIGKILLed processes need a moment to exit
     except Exception:  # teardown must never fail the match
         pass
+    if len(_doomed) + len(hit) > _DOOMED_MAX:
+        _doomed.clear()  # only a memory bound; entries are normally removed on reaping
+    _doomed.update(hit)
     return len(hit)
 
 
@@ -953,21 +1011,30 @@ def after_spawn(pid: int) -> bool:
 
 
 def _describe(pid: int) -> str:
+    """ "pid cmdline", plus the bot marker when the process carries one (for attribution)."""
     cmdline = _read(f"/proc/{pid}/cmdline").replace(b"\0", b" ").strip()
     if not cmdline:
         raw = _read(f"/proc/{pid}/stat")
         cmdline = raw[raw.find(b"(") : raw.rfind(b")") + 1] or b"?"
-    text = cmdline.decode("utf-8", "replace")
-    return f"{pid} {text[:200]}"
+    text = f"{pid} {cmdline.decode('utf-8', 'replace')[:200]}"
+    key = MARKER_ENV.encode() + b"="
+    for var in _read(f"/proc/{pid}/environ").split(b"\0"):
+        if var.startswith(key):
+            text += f" [{var[len(key) :].decode('utf-8', 'replace')[:80]}]"
+            break
+    return text
 
 
 def sweep_escaped(exclude_pids: set[int], timeout: float = 2.0) -> list[str]:
     """Kill and reap this process's children that are not managed bots.
 
     With :func:`enable_subreaper` on, a bot's orphaned descendants (``setsid`` daemons,
-    double forks) become our children; call this after each teardown. Each one found is
+    double forks) become our children; call this after each teardown. Each one is
     SIGKILLed with its tree and reaped by its own pid (never ``waitpid(-1)``, which
-    could steal a managed bot's exit status). Returns "pid cmdline" for each.
+    could steal a managed bot's exit status). Returns "pid cmdline [marker]" for each
+    escapee: a child that was still alive and that :func:`kill_tree` had not already
+    killed. Zombies and processes of a torn-down tree that died after their parent
+    (bwrap's pid 1 always does) are reaped silently.
     """
     found: dict[int, str] = {}
     try:
@@ -977,13 +1044,20 @@ def sweep_escaped(exclude_pids: set[int], timeout: float = 2.0) -> list[str]:
             if not strays or time.monotonic() > deadline:
                 break
             for p in strays:
-                if p not in found:
+                ident = _identity(p)
+                escaped = ident is not None and _doomed.get(p) != ident[1] and p not in found
+                if escaped:
                     found[p] = _describe(p)
-                kill_tree(p, timeout=0.5)
+                if ident is not None:
+                    killed = kill_tree(p, timeout=0.5)
+                    if escaped and killed > 1:
+                        found[p] += f" (+{killed - 1} descendants)"
                 try:
-                    os.waitpid(p, os.WNOHANG)
+                    reaped, _ = os.waitpid(p, os.WNOHANG)
                 except ChildProcessError:
-                    pass  # someone else reaped it
+                    reaped = p  # someone else reaped it
+                if reaped == p:
+                    _doomed.pop(p, None)
             time.sleep(0.002)
     except Exception:  # teardown must never fail the match
         pass
