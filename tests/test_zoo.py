@@ -1,0 +1,328 @@
+"""The hostile bot zoo, played through the real CLI in every layer this machine supports.
+
+Each zoo bot (tests/zoo/catalog.py) plays a 20-round match against the well-behaved
+``rock`` bot:
+
+    python -m referee match "<zoo bot>" "<rock>" --rounds 20 --move-timeout 0.5
+        --sandbox <layer> --json
+
+and the test checks the verdict the catalog expects for that layer, that sandbox
+probes failed (from the verdict's stderr tail and from the test's own listeners and
+files), and that no process of the bot is left afterwards.
+
+The matches of one layer run concurrently in a batch (the first test of a layer starts
+the batch for every selected bot of that layer), which keeps the suite to about a
+minute per layer; leftovers are looked for once the whole batch has finished.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from zoo import catalog  # tests/ is on sys.path (pytest's rootdir conftest)
+from zoo.catalog import ZOO, Expect, Skip, ZooBot
+
+from referee import sandbox
+
+ROOT = Path(__file__).resolve().parent.parent
+BASE_ARGS = ("--rounds", "20", "--move-timeout", "0.5", "--json", "--no-replay", "--quiet")
+SECRET_NAME = "REFEREE_ZOO_SECRET"
+PARALLEL = 4
+
+
+def _cli_help() -> str:
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "referee", "match", "--help"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            cwd=ROOT,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    return proc.stdout if proc.returncode == 0 else ""
+
+
+CLI_HELP = _cli_help()
+pytestmark = pytest.mark.skipif(
+    "--sandbox" not in CLI_HELP, reason="'python -m referee match --sandbox' is not available"
+)
+
+
+def _layer_or_skip(name: str) -> sandbox.Layer:
+    try:
+        return sandbox.choose_layer(name)
+    except sandbox.SandboxError as exc:
+        pytest.skip(f"layer {name} unavailable here: {exc}")
+
+
+@pytest.fixture(scope="session")
+def c_bots() -> Path | None:
+    """Build the C zoo bots once; None when there is no compiler."""
+    if shutil.which("make") is None or shutil.which(os.environ.get("CC", "cc")) is None:
+        return None
+    proc = subprocess.run(
+        ["make", "-s", "-C", str(catalog.ZOO_DIR)], capture_output=True, text=True, timeout=300
+    )
+    assert proc.returncode == 0, proc.stderr
+    return catalog.BIN_DIR
+
+
+@dataclass
+class Run:
+    """One zoo match and everything needed to judge it."""
+
+    bot: ZooBot
+    layer: sandbox.Layer
+    argv: list[str]
+    places: dict[str, str]
+    program: str  # the bot's own file: in the command line of all its processes
+    result: dict[str, Any] | None = None
+    error: str = ""
+    stderr: str = ""
+    tcp_connections: int = 0
+    udp_datagrams: int = 0
+    leftovers: list[str] = field(default_factory=list)
+
+
+class Probes:
+    """The host side of the sandbox probes: listeners, an outside path, a secret."""
+
+    def __init__(self, tmp: Path) -> None:
+        self.tcp = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.tcp.bind(("127.0.0.1", 0))
+        self.tcp.listen(8)
+        self.tcp.setblocking(False)
+        self.udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.udp.bind(("127.0.0.1", 0))
+        self.udp.setblocking(False)
+        outside = tmp / "outside"
+        outside.mkdir()
+        sibling = tmp / "sibling-bot"
+        sibling.mkdir()
+        self.secret = sibling / "secret.txt"
+        self.secret.write_text("sibling-secret-42\n")
+        self.target = outside / "written-by-bot.txt"
+
+    def places(self, python: str, c_bin: Path | None) -> dict[str, str]:
+        return {
+            "python": python,
+            "node": shutil.which("node") or "node",
+            "zoo": str(catalog.ZOO_DIR),
+            "bin": str(c_bin or catalog.BIN_DIR),
+            "tcp_port": str(self.tcp.getsockname()[1]),
+            "udp_port": str(self.udp.getsockname()[1]),
+            "target": str(self.target),
+            "secret": str(self.secret),
+            "secret_name": SECRET_NAME,
+        }
+
+    def drain(self) -> tuple[int, int]:
+        """Connections and datagrams that reached the host so far."""
+        conns = datagrams = 0
+        while True:
+            try:
+                conn, _ = self.tcp.accept()
+            except BlockingIOError:
+                break
+            conn.close()
+            conns += 1
+        while True:
+            try:
+                self.udp.recv(4096)
+            except BlockingIOError:
+                break
+            datagrams += 1
+        return conns, datagrams
+
+    def close(self) -> None:
+        self.tcp.close()
+        self.udp.close()
+
+
+def _marked_processes(needle: str) -> list[str]:
+    """Live processes started by a referee (marker in environ) whose cmdline has needle."""
+    found = []
+    key = sandbox.MARKER_ENV.encode() + b"="
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as f:
+                environ = f.read()
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                cmdline = f.read().replace(b"\0", b" ")
+        except OSError:
+            continue
+        if key in environ and needle.encode() in cmdline:
+            found.append(f"{entry} {cmdline.decode(errors='replace')}")
+    return found
+
+
+def _play(run: Run) -> None:
+    env = dict(os.environ)
+    env[SECRET_NAME] = "do-not-leak"  # the read_environ bot looks for it
+    try:
+        proc = subprocess.run(
+            run.argv, capture_output=True, text=True, timeout=180, cwd=ROOT, env=env
+        )
+    except subprocess.TimeoutExpired as exc:
+        run.error = f"the referee did not finish: {exc}"
+        return
+    run.stderr = proc.stderr[-3000:]
+    try:
+        run.result = json.loads(proc.stdout)
+    except ValueError:
+        run.error = f"exit status {proc.returncode}, no JSON on stdout"
+
+
+def _selected(session: pytest.Session, layer_name: str) -> list[ZooBot]:
+    names = set()
+    for item in session.items:
+        callspec = getattr(item, "callspec", None)
+        if callspec is not None and callspec.params.get("layer_name") == layer_name:
+            bot = callspec.params.get("bot")
+            if isinstance(bot, ZooBot):
+                names.add(bot.name)
+    return [bot for bot in ZOO if bot.name in names]
+
+
+@pytest.fixture(scope="session")
+def batches() -> dict[str, dict[str, Run]]:
+    """Finished runs per layer, filled on first use (see ``_batch``)."""
+    return {}
+
+
+def _batch(
+    store: dict[str, dict[str, Run]],
+    layer: sandbox.Layer,
+    session: pytest.Session,
+    tmp_path_factory: pytest.TempPathFactory,
+    c_bin: Path | None,
+) -> dict[str, Run]:
+    if layer.name in store:
+        return store[layer.name]
+    probes = Probes(tmp_path_factory.mktemp(f"zoo-{layer.name}"))
+    places = probes.places(sys.executable, c_bin)
+    rock = [part.format(**places) for part in catalog.BY_NAME["rock"].argv]
+    runs: dict[str, Run] = {}
+    for bot in _selected(session, layer.name):
+        if isinstance(catalog.expectation(bot, layer.isolation), Skip):
+            continue
+        if bot.needs == "c" and c_bin is None or bot.needs == "node" and not shutil.which("node"):
+            continue
+        command = [part.format(**places) for part in bot.argv]
+        argv = [sys.executable, "-m", "referee", "match", shlex.join(command), shlex.join(rock)]
+        argv += [*BASE_ARGS, "--sandbox", layer.name, *bot.referee_args]
+        runs[bot.name] = Run(bot, layer, argv, places, command[bot.program_index])
+    # Probe bots run one at a time so that what the listeners see is theirs alone.
+    probing = {"tcp_connect", "udp_send"}
+    with ThreadPoolExecutor(PARALLEL) as pool:
+        list(pool.map(_play, [r for n, r in runs.items() if n not in probing]))
+    for name in sorted(probing & runs.keys()):
+        probes.drain()
+        _play(runs[name])
+        runs[name].tcp_connections, runs[name].udp_datagrams = probes.drain()
+    probes.close()
+    # Give SIGKILLed processes a moment to vanish, then look for anything left over.
+    deadline = time.monotonic() + 5
+    while True:
+        for run in runs.values():
+            run.leftovers = _marked_processes(run.program)
+        if not any(r.leftovers for r in runs.values()) or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
+    store[layer.name] = runs
+    return runs
+
+
+def _params() -> list[Any]:
+    return [
+        pytest.param(layer_name, bot, id=f"{layer_name}-{bot.name}")
+        for layer_name in sandbox.LAYERS
+        for bot in ZOO
+        if bot.name != "rock"
+    ]
+
+
+@pytest.mark.parametrize(("layer_name", "bot"), _params())
+def test_zoo_bot(
+    layer_name: str,
+    bot: ZooBot,
+    batches: dict[str, dict[str, Run]],
+    request: pytest.FixtureRequest,
+    tmp_path_factory: pytest.TempPathFactory,
+    c_bots: Path | None,
+) -> None:
+    layer = _layer_or_skip(layer_name)
+    expect = catalog.expectation(bot, layer.isolation)
+    if isinstance(expect, Skip):
+        pytest.skip(expect.reason)
+    if bot.needs == "c" and c_bots is None:
+        pytest.skip("no C compiler or make")
+    if bot.needs == "node" and shutil.which("node") is None:
+        pytest.skip("node is not installed")
+    if bot.referee_args and not all(
+        opt in CLI_HELP for opt in bot.referee_args if opt.startswith("--")
+    ):
+        pytest.skip(f"the CLI lacks one of {bot.referee_args}")
+    runs = _batch(batches, layer, request.session, tmp_path_factory, c_bots)
+    print(f"layer: {layer.name} ({layer.description}); isolation {sorted(layer.isolation)}")
+    run = runs[bot.name]
+    _check(run, expect)
+
+
+def _check(run: Run, expect: Expect) -> None:
+    assert run.result is not None, f"{run.error}\nreferee stderr:\n{run.stderr}"
+    result = run.result
+    assert result["containment"]["layer"] == run.layer.name
+    seat = next(s for s in result["seats"] if s["seat"] == 0)
+    verdict = seat["verdict"]
+    context = f"verdict: {json.dumps(verdict, indent=1)[:3000]}"
+    assert verdict.get("status", "ok") in expect.status, context
+    assert bool(verdict.get("disqualified", False)) == expect.disqualified, context
+    if expect.round is not None:
+        rounds = [f["round"] for f in verdict.get("faults", [])]
+        assert rounds and min(rounds) == expect.round, context
+    if expect.exit_code is not None:
+        assert verdict.get("exit_code") == expect.exit_code, context
+    kept = verdict.get("stderr_head", "") + verdict.get("stderr_tail", "")
+    for text in expect.stderr:
+        assert text.format(**run.places) in kept, context
+    if expect.escaped:
+        assert verdict.get("escaped_processes"), context
+    # The opponent is never punished for the zoo bot's behaviour.
+    other = next(s for s in result["seats"] if s["seat"] == 1)
+    assert other["verdict"].get("status", "ok") == "ok", json.dumps(other["verdict"])[:2000]
+    assert not run.leftovers, f"processes left behind: {run.leftovers}"
+    _check_probe_side_effects(run)
+
+
+def _check_probe_side_effects(run: Run) -> None:
+    isolation = set(run.layer.isolation)
+    name = run.bot.name
+    if name == "tcp_connect":
+        contained = "net" in isolation or "tcp" in isolation
+        assert (run.tcp_connections == 0) == contained, run.tcp_connections
+    elif name == "udp_send":
+        assert (run.udp_datagrams == 0) == ("net" in isolation), run.udp_datagrams
+    elif name == "write_outside":
+        target = Path(run.places["target"])
+        written = target.exists()
+        target.unlink(missing_ok=True)
+        for stray in catalog.ZOO_DIR.glob(".zoo-write-*"):
+            stray.unlink()
+        assert written == ("fs" not in isolation)

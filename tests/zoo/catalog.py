@@ -1,0 +1,247 @@
+"""The hostile bot zoo: each bot, how to start it, and the verdict it must get per layer.
+
+Every bot plays normally until round 3 (``BAD_ROUND``) and then does its one bad thing.
+Expectations depend on what the containment layer isolates (``Layer.isolation`` from
+``referee.sandbox``): "net", "tcp", "pid", "fs", "signals", "proc", "tmpfs". Run
+``python tests/zoo/catalog.py`` to print the table for the four layers.
+
+Command templates use these placeholders, filled in by the test at run time (no
+machine-specific paths are written here):
+
+``{python}`` the interpreter running the tests; ``{node}`` node; ``{zoo}`` this
+directory; ``{bin}`` the compiled C bots (``tests/zoo/bin``, built by ``make -C
+tests/zoo``); ``{tcp_port}``/``{udp_port}`` the test's listeners on 127.0.0.1;
+``{target}`` a path outside the bot's scratch dir; ``{secret}`` a file in a sibling
+bot's directory; ``{secret_name}`` a variable in the referee's environment.
+
+Paths the bot must *not* get access to are passed as ``--name=PATH``, never as bare
+arguments: the launcher exposes the directory of the first bare path argument (the
+bot's own script), and the match driver may pick a bare path as the bot's directory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+ZOO_DIR = Path(__file__).resolve().parent
+BIN_DIR = ZOO_DIR / "bin"
+BAD_ROUND = 3
+
+# The isolation sets of the layers as built on a machine with Landlock ABI >= 6 (see
+# referee.sandbox); tests use the real Layer.isolation of the machine they run on.
+TYPICAL_ISOLATION = {
+    "bwrap": frozenset({"net", "pid", "fs", "signals", "proc", "tmpfs"}),
+    "unshare": frozenset({"net", "pid", "signals", "proc", "fs"}),
+    "landlock": frozenset({"fs", "proc", "tcp", "signals"}),
+    "basic": frozenset(),
+}
+
+
+@dataclass(frozen=True)
+class Expect:
+    """What the bot's verdict must look like."""
+
+    status: frozenset[str]  # any of these
+    disqualified: bool
+    round: int | None = None  # round of the first fault, when it is fixed
+    stderr: tuple[str, ...] = ()  # substrings of the stderr kept (placeholders allowed)
+    exit_code: int | None = None
+    escaped: bool = False  # verdict.escaped_processes must be non-empty
+
+
+@dataclass(frozen=True)
+class Skip:
+    reason: str
+
+
+@dataclass(frozen=True)
+class ZooBot:
+    name: str
+    argv: tuple[str, ...]  # template, see the module docstring
+    expect: Callable[[frozenset[str]], Expect | Skip]  # isolation set -> expectation
+    needs: str = "python"  # "python", "c" or "node"
+    referee_args: tuple[str, ...] = ()  # extra CLI options for this bot's match
+    note: str = ""
+
+    @property
+    def program_index(self) -> int:
+        """Index in ``argv`` of the bot's own file (in the command line of its processes)."""
+        return 0 if self.needs == "c" else 1
+
+
+def _py(script: str, *args: str) -> tuple[str, ...]:
+    return ("{python}", "{zoo}/" + script, *args)
+
+
+def _c(binary: str) -> tuple[str, ...]:
+    return ("{bin}/" + binary,)
+
+
+def _node(script: str) -> tuple[str, ...]:
+    return ("{node}", "{zoo}/node/" + script)
+
+
+def _always(expect: Expect | Skip) -> Callable[[frozenset[str]], Expect | Skip]:
+    return lambda isolation: expect
+
+
+def ok(*stderr: str) -> Expect:
+    return Expect(frozenset({"ok"}), disqualified=False, stderr=stderr)
+
+
+def fatal(*status: str, round: int | None = BAD_ROUND, exit_code: int | None = None) -> Expect:
+    return Expect(frozenset(status), disqualified=True, round=round, exit_code=exit_code)
+
+
+def round_fault(status: str) -> Expect:
+    """A fault that costs one round; the bot plays on and is not disqualified."""
+    return Expect(frozenset({status}), disqualified=False, round=BAD_ROUND)
+
+
+def _escape(isolation: frozenset[str]) -> Expect:
+    # In a PID namespace the leftover tree dies with the namespace's pid 1; without
+    # one it is re-parented to the referee (a subreaper) and swept after teardown.
+    if "pid" in isolation:
+        return ok()
+    return Expect(frozenset({"escaped_process"}), disqualified=False, escaped=True)
+
+
+def _blocked_if(key: str, label: str, otherwise: str) -> Callable[[frozenset[str]], Expect]:
+    def expect(isolation: frozenset[str]) -> Expect:
+        return ok(f"{label}: blocked" if key in isolation else f"{label}: {otherwise}")
+
+    return expect
+
+
+def _tcp(isolation: frozenset[str]) -> Expect:
+    contained = "net" in isolation or "tcp" in isolation
+    return ok("tcp: blocked" if contained else "tcp: connected")
+
+
+def _shm(isolation: frozenset[str]) -> Expect:
+    # bwrap gives /dev/shm its own sized tmpfs; Landlock does not allow it at all.
+    contained = "tmpfs" in isolation or "fs" in isolation
+    return ok("shm: blocked" if contained else "shm: wrote 200 MiB")
+
+
+def _write(isolation: frozenset[str]) -> Expect:
+    if "fs" in isolation:
+        return ok("write-target: blocked", "write-botdir: blocked")
+    return ok("write-target: ok", "write-botdir: ok")
+
+
+def _signal(isolation: frozenset[str]) -> Expect | Skip:
+    if "signals" not in isolation:
+        return Skip("this layer cannot stop kill(getppid()): it would kill the referee")
+    return ok("kill-parent: blocked")
+
+
+def _environ(isolation: frozenset[str]) -> Expect:
+    if "proc" in isolation:
+        return ok("{secret_name} not found")
+    return ok("environ: found {secret_name}")
+
+
+ZOO: tuple[ZooBot, ...] = (
+    ZooBot("rock", _py("rock.py"), _always(ok()), note="the well-behaved opponent"),
+    # -- time and CPU
+    ZooBot("hang", _py("hang.py"), _always(fatal("timeout"))),
+    ZooBot("busy", _py("busy.py"), _always(fatal("timeout"))),
+    ZooBot(
+        "catch_sigxcpu",
+        _py("catch_sigxcpu.py"),
+        _always(fatal("cpu_limit", round=None)),
+        referee_args=("--cpu-s", "1", "--move-timeout", "2"),
+        note="burns 0.3 s per move from round 3 and ignores SIGXCPU",
+    ),
+    ZooBot("no_read", _py("no_read.py"), _always(fatal("timeout"))),
+    # -- pipes and exits
+    ZooBot("close_stdin", _py("close_stdin.py"), _always(fatal("closed_stdin", round=4))),
+    ZooBot("close_stdout", _py("close_stdout.py"), _always(fatal("closed_stdout"))),
+    ZooBot("exit3", _py("exit3.py"), _always(fatal("crash", exit_code=3))),
+    ZooBot("segv", _py("segv.py"), _always(fatal("crash"))),
+    ZooBot("abort", _py("abort.py"), _always(fatal("crash"))),
+    ZooBot("c_segv", _c("segv"), _always(fatal("crash")), needs="c"),
+    ZooBot("c_abort", _c("abort"), _always(fatal("crash")), needs="c"),
+    # -- memory and processes
+    ZooBot("memhog", _py("memhog.py"), _always(fatal("memory_limit", round=None))),
+    ZooBot("c_memhog", _c("memhog"), _always(fatal("memory_limit", round=None)), needs="c"),
+    ZooBot(
+        "node_memhog",
+        _node("memhog.js"),
+        _always(fatal("memory_limit", round=None)),
+        needs="node",
+    ),
+    ZooBot("shm_hog", _py("shm_hog.py"), _shm),
+    ZooBot(
+        "fork_bomb",
+        _py("fork_bomb.py"),
+        _always(fatal("memory_limit", "timeout", round=None)),
+        note="400 processes; copy-on-write pages count in each one's RSS",
+    ),
+    ZooBot("setsid_tree", _py("setsid_tree.py"), _escape),
+    ZooBot("c_fork_tree", _c("fork_tree"), _escape, needs="c"),
+    ZooBot("daemon_stdout", _py("daemon_stdout.py"), _escape),
+    # -- output
+    ZooBot(
+        "stdout_flood",
+        _py("stdout_flood.py"),
+        _always(fatal("unsolicited_output", "output_limit", round=None)),
+        note="the extra lines may be charged to round 3 or to round 4, already asked",
+    ),
+    ZooBot("long_line", _py("long_line.py"), _always(fatal("line_too_long"))),
+    ZooBot("stderr_flood", _py("stderr_flood.py"), _always(ok("stderr_flood: 4 MiB written"))),
+    # -- malformed replies (protocol/README.md: each is a lost round, not a disqualification)
+    ZooBot("bad_utf8", _py("bad_utf8.py"), _always(round_fault("protocol_error"))),
+    ZooBot("lone_surrogate", _py("lone_surrogate.py"), _always(round_fault("protocol_error"))),
+    ZooBot("nan", _py("nan.py"), _always(round_fault("protocol_error"))),
+    ZooBot(
+        "deep_array",
+        _py("deep_array.py"),
+        _always(fatal("line_too_long")),
+        note="100,000 deep is 200 KB: over the 64 KiB line limit before any parsing",
+    ),
+    ZooBot("deep_array_64k", _py("deep_array_64k.py"), _always(round_fault("protocol_error"))),
+    ZooBot("big_int", _py("big_int.py"), _always(round_fault("protocol_error"))),
+    ZooBot("dup_keys", _py("dup_keys.py"), _always(ok()), note="last key wins"),
+    ZooBot("extra_field", _py("extra_field.py"), _always(round_fault("protocol_error"))),
+    ZooBot("wrong_round", _py("wrong_round.py"), _always(round_fault("protocol_error"))),
+    # -- escaping the sandbox
+    ZooBot("tcp_connect", _py("tcp_connect.py", "--port={tcp_port}"), _tcp),
+    ZooBot("udp_send", _py("udp_send.py", "--port={udp_port}"), _always(ok())),
+    ZooBot("write_outside", _py("write_outside.py", "--target={target}"), _write),
+    ZooBot(
+        "read_sibling",
+        _py("read_sibling.py", "--secret={secret}"),
+        _blocked_if("fs", "read-sibling", "ok"),
+    ),
+    ZooBot("signal_referee", _py("signal_referee.py"), _signal),
+    ZooBot("read_environ", _py("read_environ.py", "--name={secret_name}"), _environ),
+    # -- other runtimes
+    ZooBot("node_rock", _node("rock.js"), _always(ok()), needs="node"),
+)
+
+BY_NAME = {bot.name: bot for bot in ZOO}
+
+
+def expectation(bot: ZooBot, isolation: frozenset[str] | tuple[str, ...]) -> Expect | Skip:
+    return bot.expect(frozenset(isolation))
+
+
+def _describe(e: Expect | Skip) -> str:
+    if isinstance(e, Skip):
+        return "skip"
+    text = "|".join(sorted(e.status))
+    if e.disqualified:
+        text += " DQ"
+    return text
+
+
+if __name__ == "__main__":
+    layers = list(TYPICAL_ISOLATION)
+    print(f"{'bot':16}" + "".join(f"{name:34}" for name in layers))
+    for bot in ZOO:
+        row = [_describe(expectation(bot, TYPICAL_ISOLATION[name])) for name in layers]
+        print(f"{bot.name:16}" + "".join(f"{cell:34}" for cell in row))

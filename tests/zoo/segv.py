@@ -1,0 +1,17 @@
+"""Zoo: a real segmentation fault at round 3 (reads address 0 through ctypes).
+
+A hardware fault is delivered even to a PID namespace's pid 1, unlike kill(self).
+Expected verdict: crash at round 3 (SIGSEGV; under bwrap exit status 139) -> disqualified.
+"""
+
+import ctypes
+
+import zoolib
+
+
+def bad(round_: int) -> bool:
+    ctypes.string_at(0)
+    return True
+
+
+zoolib.play("segv", bad)
