@@ -134,7 +134,6 @@ class Tie(msgspec.Struct):
     seed_a: int
     seed_b: int | None
     games: list[Played] = msgspec.field(default_factory=list)
-    scheduled: int = 0
     wins_a: int = 0
     wins_b: int = 0
     final_a: float = 0.0  # total Final across the tie's games
@@ -264,10 +263,8 @@ def _settle(
             t.winner, t.decided_by = (t.a if t.final_a > t.final_b else t.b), "total final"
         else:
             t.winner, t.decided_by = t.a, "seed"
-        t.scheduled = len(t.games)
         return
     target = len(t.games) + games_needed(best_of, len(t.games), abs(wa - wb))
-    t.scheduled = target
     for game in range(1, target + 1):
         plans.append(
             MatchPlan(
