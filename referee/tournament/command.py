@@ -233,6 +233,19 @@ def _exclusive(out_dir: Path) -> Iterator[None]:
         yield
 
 
+def _check_containment(resolved: Resolved, quiet: bool) -> None:
+    """Fail before anything is created if the sandbox asked for does not work here
+    (each worker checks again; the result is cached per process)."""
+    from .. import sandbox
+
+    try:
+        layer = sandbox.choose_layer(resolved.limits.sandbox)
+    except (sandbox.SandboxError, ValueError) as exc:
+        raise CliError(f"containment: {exc}") from None
+    if layer.warning and not quiet:
+        print(f"referee tournament: warning: {layer.warning}", file=sys.stderr)
+
+
 def _flatten(exc: BaseException) -> list[BaseException]:
     if isinstance(exc, BaseExceptionGroup):
         return [e for sub in exc.exceptions for e in _flatten(sub)]
@@ -259,6 +272,11 @@ def run(args: argparse.Namespace) -> int:
             raise CliError(str(exc)) from None
         jobs = args.jobs or os.cpu_count() or 1
         _warn_changed_bots(store.get("digests"), resolved)
+        try:
+            _check_containment(resolved, args.quiet)
+        except CliError:
+            store.close()
+            raise
     else:
         try:
             cfg = load_config(Path(args.config)) if args.config else TournamentConfig()
@@ -270,6 +288,7 @@ def run(args: argparse.Namespace) -> int:
             raise CliError(str(exc)) from None
         out_dir = Path(cfg.out or os.path.join("tournaments", time.strftime("%Y%m%d-%H%M%S")))
         jobs = cfg.jobs or os.cpu_count() or 1
+        _check_containment(resolved, args.quiet)
         try:
             store = Store.create(out_dir, resolved)
         except StateError as exc:
@@ -288,7 +307,6 @@ def _play(
     import trio
     from rich.console import Console
 
-    from .. import sandbox
     from .dashboard import Dashboard, bracket_table, cross_table_view, standings_table
     from .executor import MatchFailed, ProcessExecutor
     from .export import write_exports
@@ -297,12 +315,6 @@ def _play(
 
     console = Console(stderr=True)
     show = not args.quiet and not args.json
-    try:
-        layer = sandbox.choose_layer(resolved.limits.sandbox)
-    except (sandbox.SandboxError, ValueError) as exc:
-        raise CliError(f"containment: {exc}") from None
-    if layer.warning and not args.quiet:
-        console.print(f"[bold red]warning:[/] {layer.warning}")
 
     runner = Runner(store, resolved, out_dir)
     runner.load()
