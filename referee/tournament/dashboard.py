@@ -100,7 +100,7 @@ def standings_table(rows: list[Standing], title: str, full: bool = True) -> Tabl
     t.add_column("rating", justify="right")
     if full:
         t.add_column("95% CI", justify="right", no_wrap=True)
-    t.add_column("faults", justify="right")
+    t.add_column("faults", justify="right", no_wrap=True)
     for s in rows:
         rating = [f"{s.rating:+.0f}"]
         if full:
