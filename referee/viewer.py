@@ -142,7 +142,7 @@ def load_view(path: Path) -> ViewData:
         )
     }
     data: ViewData | None = None
-    index: dict[str, int] = {}
+    index: dict[str | None, int] = {}
     kinds: list[str] = [""]
     bucket_of = {b: i for i, b in enumerate(BUCKETS)}
     for number, line in enumerate(lines, start=1):
@@ -155,46 +155,40 @@ def load_view(path: Path) -> ViewData:
         if isinstance(record, _Step):
             if data is None:
                 raise ReplayError(f"{path}: a step before the header")
+            # Flat lists (seat 0, seat 1, seat 0, ...): numpy converts those much faster
+            # than nested ones. ``index`` maps None to -1.
             cols["n"].append(record.n)
-            acts = record.act
-            cols["real"].append([-1 if a is None else index[a.real_move] for a in acts])
-            cols["request"].append([a is not None and a.shadow_request for a in acts])
-            cols["shadow"].append(
-                [-1 if a is None or a.shadow_move is None else index[a.shadow_move] for a in acts]
-            )
+            for a in record.act:
+                if a is None:
+                    cols["real"].append(-1)
+                    cols["request"].append(False)
+                    cols["shadow"].append(-1)
+                else:
+                    cols["real"].append(index[a.real_move])
+                    cols["request"].append(a.shadow_request)
+                    cols["shadow"].append(index[a.shadow_move])
             out = record.out
-            cols["shown"].append([-1 if m is None else index[m] for m in out.shown])
-            cols["spent"].append(out.spent)
-            cols["tokens"].append(out.tokens)
-            cols["points"].append(out.points)
-            cols["us"].append([-1 if u is None else u for u in record.us])
-            codes = []
+            cols["shown"].extend([index[m] for m in out.shown])
+            cols["spent"].extend(out.spent)
+            cols["tokens"].extend(out.tokens)
+            cols["points"].extend(out.points)
+            cols["us"].extend([-1 if u is None else u for u in record.us])
             for f in record.fault:
                 if f is None:
-                    codes.append(0)
+                    cols["fault"].append(0)
                 else:
                     if f.kind not in kinds:
                         kinds.append(f.kind)
-                    codes.append(kinds.index(f.kind))
-            cols["fault"].append(codes)
-            obs = record.obs
-            cols["obs_opp"].append(
-                [
-                    -1
-                    if o is None or o.opponent_last_visible is None
-                    else index[o.opponent_last_visible]
-                    for o in obs
-                ]
-            )
-            cols["obs_self"].append(
-                [
-                    -1 if o is None or o.self_last_real is None else index[o.self_last_real]
-                    for o in obs
-                ]
-            )
-            cols["obs_bucket"].append(
-                [-1 if o is None else bucket_of[o.opponent_deception_bucket] for o in obs]
-            )
+                    cols["fault"].append(kinds.index(f.kind))
+            for o in record.obs:
+                if o is None:
+                    cols["obs_opp"].append(-1)
+                    cols["obs_self"].append(-1)
+                    cols["obs_bucket"].append(-1)
+                else:
+                    cols["obs_opp"].append(index[o.opponent_last_visible])
+                    cols["obs_self"].append(index[o.self_last_real])
+                    cols["obs_bucket"].append(bucket_of[o.opponent_deception_bucket])
         elif isinstance(record, Header):
             header = record
             moves = header.params.get("moves")
@@ -208,6 +202,7 @@ def load_view(path: Path) -> ViewData:
                 raise OtherGame(header.game)
             data = ViewData(header, moves)
             index = {m: i for i, m in enumerate(moves)}
+            index[None] = -1
         elif isinstance(record, Event):
             if data is not None:
                 data.events.append(record)
@@ -220,7 +215,7 @@ def load_view(path: Path) -> ViewData:
 
     def arr(key: str, dtype: Any) -> Any:
         values = cols[key]
-        return np.array(values, dtype=dtype).reshape(len(values), -1) if values else None
+        return np.array(values, dtype=dtype).reshape(-1, 2) if values else None
 
     if cols["n"]:
         data.n = np.array(cols["n"], dtype=np.int32)
@@ -662,7 +657,11 @@ def run(args: argparse.Namespace) -> int:
     console.print(score_chart(data, width=width))
     if args.rounds is not None:
         first, last = args.rounds
-        console.print(round_table(data, first, last))
+        if data.rounds and first <= int(data.n[-1]) and last >= int(data.n[0]):
+            console.print(round_table(data, first, last))
+        else:
+            span = f"1-{int(data.n[-1])}" if data.rounds else "none"
+            console.print(f"no rounds {first}-{last} in this replay (it has {span})")
     return EXIT_OK
 
 
