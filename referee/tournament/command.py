@@ -23,6 +23,7 @@ from ..cli import (
     add_limit_arguments,
     limit_overrides,
     nonneg_int,
+    parse_params,
     positive_int,
 )
 from .config import (
@@ -48,6 +49,7 @@ _RESULT_OPTIONS = (
     "finals_rounds",
     "seed",
     "tokens",
+    "param",
     "game",
     "name",
     "move_timeout",
@@ -73,6 +75,13 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--name", help="the tournament's title")
     p.add_argument("--game", help="game to play (default chaos)")
     p.add_argument("--tokens", type=nonneg_int, metavar="N", help="deception tokens per bot")
+    p.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a game parameter (repeatable), added to the config's params",
+    )
     p.add_argument(
         "--legs",
         type=int,
@@ -131,6 +140,8 @@ def _overridden(cfg: TournamentConfig, args: argparse.Namespace) -> TournamentCo
         changes["jobs"] = args.jobs
     if args.bots:
         changes["bot"] = bots_from_args(args.bots)
+    if args.param:
+        changes["params"] = {**cfg.params, **parse_params(args.param)}
     pool: dict[str, Any] = {}
     if args.legs is not None:
         pool["legs"] = args.legs
@@ -256,11 +267,7 @@ def run(args: argparse.Namespace) -> int:
     from .state import StateError, Store
 
     if args.resume:
-        given = [
-            o
-            for o in _RESULT_OPTIONS
-            if getattr(args, o, None) is not None and getattr(args, o) is not False
-        ]
+        given = [o for o in _RESULT_OPTIONS if getattr(args, o, None) not in (None, False, [])]
         if args.bots or given:
             opts = ", ".join("--" + o.replace("_", "-") for o in given) or "BOT arguments"
             raise CliError(f"--resume finishes the tournament as configured; drop {opts}")
