@@ -155,3 +155,17 @@ def test_screenshot_is_not_blank(report: Path, tmp_path: Path) -> None:
     # A blank page's scanlines are all alike; a drawn one has many different ones.
     assert len(set(rows)) > 300, "the screenshot looks blank"
     assert len(data) > 40_000
+
+
+def test_scrubbing_deep_into_the_match_renders_those_rows(report: Path, tmp_path: Path) -> None:
+    # Round 15,000: seat 1 timed out (see the fixture). Only rows near it exist.
+    proc = browser(tmp_path / "profile", "--dump-dom", report.as_uri() + "#round=15000")
+    status = status_of(proc.stdout)
+    assert status["ready"] == "yes" and "error" not in status, status
+    rows = [
+        int(r) for r in re.findall(r'<tr data-i="\d+"[^>]*><td class="r">(\d+)</td>', proc.stdout)
+    ]
+    assert rows and min(rows) <= 15_000 <= max(rows) and max(rows) - min(rows) < 100
+    row = re.search(r'<tr data-i="14999" class="([^"]*)">(.*?)</tr>', proc.stdout)
+    assert row is not None and {"fault", "current"} <= set(row[1].split())
+    assert ">timeout</td>" in row[2]
