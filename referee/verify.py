@@ -70,6 +70,11 @@ class Problem(msgspec.Struct, frozen=True):
     line: int  # 1-based line number in the file
     round: int | None  # the step the line belongs to, if any
     message: str  # one line, for humans
+    seat: int | None = None  # the seat whose data is wrong, when one is
+
+    def where(self) -> str:
+        at = f"line {self.line}" if self.round is None else f"round {self.round}"
+        return at if self.seat is None else f"{at}, seat {self.seat}"
 
 
 class VerifyReport(msgspec.Struct):
@@ -104,8 +109,7 @@ class VerifyReport(msgspec.Struct):
                 f"INCOMPLETE: {self.valid_rounds} rounds valid, {how} "
                 "(the referee stopped mid-match)"
             )
-        where = f"line {first.line}" if first.round is None else f"round {first.round}"
-        return f"FAIL: {where}: {first.message}"
+        return f"FAIL: {first.where()}: {first.message}"
 
 
 # Keep at most this many problems: the first one is what matters, the rest is context.
@@ -137,6 +141,25 @@ def _first_difference(recorded: Any, expected: Any, path: str) -> str | None:
         return None
     if recorded != expected or type(recorded) is not type(expected):
         return f"{path} recorded {_short(recorded)}, rules give {_short(expected)}"
+    return None
+
+
+def _seat_of(recorded: Any, expected: Any, seats: int) -> int | None:
+    """The first seat whose entry differs, when the first differing field of an
+    outcome is a per-seat list (Chaos League: points, shown, spent, tokens)."""
+    if not (isinstance(recorded, dict) and isinstance(expected, dict)):
+        return None
+    for key, value in recorded.items():
+        other = expected.get(key)
+        if value == other:
+            continue
+        if (
+            isinstance(value, list)
+            and isinstance(other, list)
+            and len(value) == len(other) == seats
+        ):
+            return next(i for i in range(seats) if value[i] != other[i])
+        return None
     return None
 
 
@@ -185,12 +208,14 @@ class _Verifier:
         self.step_faults: set[tuple[int, int, str]] = set()
         self.stopped = False  # a problem that makes further checking meaningless
 
-    def problem(self, kind: str, line: int, round_: int | None, message: str) -> None:
+    def problem(
+        self, kind: str, line: int, round_: int | None, message: str, seat: int | None = None
+    ) -> None:
         r = self.report
         if kind == CHAIN:
             r.chain_intact = False
         if len(r.problems) < MAX_PROBLEMS:
-            r.problems.append(Problem(kind, line, round_, message))
+            r.problems.append(Problem(kind, line, round_, message, seat))
 
     # -- the chain ---------------------------------------------------------------
 
@@ -312,8 +337,8 @@ class _Verifier:
         n = step.n
         where = number
 
-        def bad(message: str) -> None:
-            self.problem(RULES, where, n, message)
+        def bad(message: str, seat: int | None = None) -> None:
+            self.problem(RULES, where, n, message, seat)
 
         if game.finished(state):
             bad("a step after the game had finished")
@@ -337,43 +362,46 @@ class _Verifier:
             fault = step.fault[seat]
             if seat not in asked:
                 if obs is not None or act is not None or fault is not None:
-                    bad(f"seat {seat}: was not asked to act but has obs/act/fault recorded")
+                    bad("was not asked to act but has obs/act/fault recorded", seat)
                 continue
             expected_obs = self.encode(game.observe(state, seat))
             if obs is None:
-                bad(f"seat {seat}: obs missing, rules show {expected_obs.decode()}")
+                bad(f"obs missing, rules show {expected_obs.decode()}", seat)
             elif obs != expected_obs:
                 diff = _first_difference(
                     msgspec.json.decode(obs), msgspec.json.decode(expected_obs), "obs"
                 )
-                bad(f"seat {seat}: {diff or 'obs bytes differ from the rules encoding'}")
+                bad(f"{diff or 'obs bytes differ from the rules encoding'}", seat)
             if fault is not None:
                 self.step_faults.add((n, seat, fault.kind))
                 if act is not None:
-                    bad(f"seat {seat}: both an action and a fault ({fault.kind}) recorded")
+                    bad(f"both an action and a fault ({fault.kind}) recorded", seat)
                 continue
             if act is None:
-                bad(f"seat {seat}: neither an action nor a fault recorded")
+                bad("neither an action nor a fault recorded", seat)
                 continue
             try:
                 action = self.decode_action(act)
             except (ValueError, RecursionError) as exc:
-                bad(f"seat {seat}: act is not a valid action: {exc}")
+                bad(f"act is not a valid action: {exc}", seat)
                 continue
             why = game.check(state, seat, action)
             if why is not None:
-                bad(f"seat {seat}: act is illegal: {why}")
+                bad(f"act is illegal: {why}", seat)
                 continue
             if self.encode(action) != act:
-                bad(f"seat {seat}: act is not the canonical encoding of the action")
+                bad("act is not the canonical encoding of the action", seat)
             actions[seat] = action
         outcome = self.encode(game.resolve(state, actions))
         if bytes(step.out) != outcome:
             out_type = game.outcome_type
-            diff = _first_difference(
-                _named(out_type, bytes(step.out)), _named(out_type, outcome), "out"
+            recorded_out = _named(out_type, bytes(step.out))
+            rules_out = _named(out_type, outcome)
+            diff = _first_difference(recorded_out, rules_out, "out")
+            bad(
+                diff or "out bytes differ from the rules encoding",
+                _seat_of(recorded_out, rules_out, seats),
             )
-            bad(diff or "out bytes differ from the rules encoding")
         self.last_step = n
         self.apply_ready_events()
         if not self.report.problems:
@@ -529,13 +557,15 @@ def run(args: argparse.Namespace) -> int:
     print(report.summary())
     if args.all:
         for p in report.problems[1:]:
-            where = f"line {p.line}" if p.round is None else f"round {p.round} (line {p.line})"
-            print(f"  also: {where}: {p.message}")
-    elif report.first is not None and report.first.kind != CHAIN:
-        # A rules mismatch with a broken chain: say where the chain broke too.
-        chain = next((p for p in report.problems if p.kind == CHAIN), None)
-        if chain is not None:
-            print(f"  also: {chain.message}")
+            line = "" if p.round is None else f" (line {p.line})"
+            print(f"  also: {p.where()}{line}: {p.message}")
+    elif report.first is not None:
+        # A broken chain and a rules mismatch tell different stories (an edit, or a
+        # re-hashed edit): show the first of the other kind too.
+        kind = report.first.kind
+        other = next((p for p in report.problems if p.kind != kind and p.kind != FORMAT), None)
+        if other is not None and kind != FORMAT:
+            print(f"  also: {other.where()}: {other.message}")
     expect = getattr(args, "expect_hash", None)
     if expect is not None and report.final_hash != expect.strip().lower():
         print(

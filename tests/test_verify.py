@@ -207,8 +207,9 @@ def test_edit_with_intact_chain_names_round_seat_and_field() -> None:
     report = verify_replay(reseal(lines[:i] + [msgspec.json.encode(rec) + b"\n"] + lines[i + 1 :]))
     assert not report.ok and report.chain_intact
     p0, p1 = rec["out"][0]
+    seat = 0 if p0 else 1
     assert report.summary() == (
-        f"FAIL: round 17: out.points recorded [{p0},{p1}], rules give [{-p0},{-p1}]"
+        f"FAIL: round 17, seat {seat}: out.points recorded [{p0},{p1}], rules give [{-p0},{-p1}]"
     )
 
 
@@ -483,4 +484,4 @@ def test_other_games_verify_and_edits_are_caught(game: str, tmp_path: Path) -> N
     forged = reseal(lines[:i] + [msgspec.json.encode(rec) + b"\n"] + lines[i + 1 :])
     report = verify_replay(forged)
     assert not report.ok and report.first is not None
-    assert report.first.message.startswith(f"seat {seat}: obs.{key} recorded")
+    assert report.first.seat == seat and report.first.message.startswith(f"obs.{key} recorded")
