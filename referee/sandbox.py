@@ -146,7 +146,7 @@ class TreeUsage(NamedTuple):
 
     rss_kib: int  # sum of the resident set of every live process in the tree
     cpu_s: float  # user + system CPU, including children that were already reaped
-    pids: list[int]  # the tree, root first
+    pids: list[int]  # the live tree (zombies included), root first; [] if the root is gone
 
 
 # ---------------------------------------------------------------------------
@@ -787,7 +787,8 @@ def _shim_main(args: list[str]) -> None:
                 continue
         if os.WIFSIGNALED(status):
             sig = os.WTERMSIG(status)
-            signal.signal(sig, signal.SIG_DFL)
+            if sig not in (signal.SIGKILL, signal.SIGSTOP):
+                signal.signal(sig, signal.SIG_DFL)  # (those two cannot be handled)
             os.kill(os.getpid(), sig)  # die the same way, as util-linux unshare does
             os._exit(128 + sig)
         os._exit(os.waitstatus_to_exitcode(status))
@@ -835,18 +836,23 @@ _CLK_TCK = os.sysconf("SC_CLK_TCK")
 _PAGE_KIB = os.sysconf("SC_PAGE_SIZE") // 1024
 
 
-def _read(path: str) -> bytes:
-    """Whole content of a /proc file, or b"" if the process is gone."""
+def _read(path: str, single: bool = False) -> bytes:
+    """Content of a /proc file, or b"" if the process is gone.
+
+    ``single``: one read() is enough (a stat line is one small record), which saves the
+    second syscall that would only confirm the end of the file.
+    """
     try:
         fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
     except OSError:
         return b""
     try:
-        chunks = []
-        while True:
+        chunk = os.read(fd, 65536)
+        if single or not chunk:
+            return chunk
+        chunks = [chunk]
+        while chunk:
             chunk = os.read(fd, 65536)
-            if not chunk:
-                break
             chunks.append(chunk)
         return b"".join(chunks)
     except OSError:
@@ -883,7 +889,7 @@ def _descendants(pid: int) -> list[int]:
 
 def _stat_fields(pid: int) -> list[bytes] | None:
     """Fields of /proc/<pid>/stat after the command name (index 0 = state)."""
-    raw = _read(f"/proc/{pid}/stat")
+    raw = _read(f"/proc/{pid}/stat", single=True)
     if not raw:
         return None
     # The command name is in parentheses and may itself contain spaces and ")".
@@ -894,11 +900,12 @@ def tree_usage(pid: int) -> TreeUsage:
     """RSS and CPU of ``pid`` and all its descendants. Never raises."""
     rss_pages = 0
     ticks = 0
-    pids = _descendants(pid)
-    for p in pids:
+    pids = []
+    for p in _descendants(pid):
         fields = _stat_fields(p)
         if fields is None or len(fields) < 22:
             continue
+        pids.append(p)
         # utime, stime, cutime, cstime are fields 14-17 of stat (11-14 here); rss is 24.
         ticks += int(fields[11]) + int(fields[12]) + int(fields[13]) + int(fields[14])
         rss_pages += int(fields[21])

@@ -1,0 +1,506 @@
+"""referee.sandbox, with real processes started through prepare_launch in every layer.
+
+Each layer test is skipped (with the self-test's reason) only when the layer does not
+work on this machine; the layer used is printed. Nothing here sleeps to synchronise:
+children report readiness on stdout and the tests poll /proc with deadlines.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from referee import sandbox
+from referee.sandbox import Limits
+
+SECRET_VAR = "REFEREE_SANDBOX_TEST_SECRET"
+
+
+def wait_for(predicate: Callable[[], bool], timeout: float = 10.0, what: str = "") -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what or predicate}")
+        time.sleep(0.005)
+
+
+def marked(marker: str) -> list[int]:
+    """Live (non-zombie) processes whose environment carries ``marker``."""
+    needle = f"{sandbox.MARKER_ENV}={marker}".encode()
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as f:
+                environ = f.read()
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                state = f.read().rsplit(b")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if needle in environ.split(b"\0") and state not in (b"Z", b"X"):
+            found.append(int(entry))
+    return found
+
+
+@pytest.fixture(params=sandbox.LAYERS)
+def layer(request: pytest.FixtureRequest) -> sandbox.Layer:
+    try:
+        chosen = sandbox.choose_layer(request.param)
+    except sandbox.SandboxError as exc:
+        pytest.skip(f"layer {request.param} does not work here: {exc}")
+    print(f"layer: {chosen.name} ({chosen.description}); self-test {chosen.self_test_ms} ms")
+    return chosen
+
+
+class Bot:
+    """A Python snippet started through prepare_launch; always torn down."""
+
+    def __init__(
+        self,
+        layer: sandbox.Layer,
+        tmp: Path,
+        code: str,
+        *args: str,
+        limits: Limits | None = None,
+    ) -> None:
+        self.marker = f"rfb-test-{os.urandom(4).hex()}"
+        bot_dir = tmp / "bot"
+        bot_dir.mkdir(parents=True)
+        script = bot_dir / "bot.py"
+        script.write_text(textwrap.dedent(code))
+        self.scratch = tmp / "scratch"
+        self.launch = sandbox.prepare_launch(
+            [sys.executable, str(script), *args],
+            bot_dir=None,
+            scratch=self.scratch,
+            limits=limits or Limits(),
+            layer=layer,
+            marker=self.marker,
+        )
+        self.proc = subprocess.Popen(
+            self.launch.argv,
+            env=self.launch.env,
+            cwd=self.launch.cwd,
+            start_new_session=True,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        sandbox.after_spawn(self.proc.pid)
+
+    def line(self) -> str:
+        assert self.proc.stdout is not None
+        return self.proc.stdout.readline().decode().strip()
+
+    def finish(self, timeout: float = 30) -> tuple[str, str]:
+        out, err = self.proc.communicate(timeout=timeout)
+        return out.decode(), err.decode()
+
+    def close(self) -> None:
+        sandbox.kill_tree(self.proc.pid)
+        self.proc.kill()
+        self.proc.communicate()
+
+
+@pytest.fixture
+def spawn(tmp_path: Path) -> Iterator[Callable[..., Bot]]:
+    bots: list[Bot] = []
+
+    def start(layer: sandbox.Layer, code: str, *args: str, limits: Limits | None = None) -> Bot:
+        bot = Bot(layer, tmp_path / f"b{len(bots)}", code, *args, limits=limits)
+        bots.append(bot)
+        return bot
+
+    yield start
+    for bot in bots:
+        bot.close()
+
+
+# -- layer selection -----------------------------------------------------------------
+
+
+def test_auto_picks_a_working_layer() -> None:
+    layer = sandbox.choose_layer("auto")
+    print(f"auto: {layer.name} ({layer.description}); skipped: {layer.skipped}")
+    assert layer.name in sandbox.LAYERS
+    assert sandbox.choose_layer("auto") == layer  # cached
+    if layer.name == "basic":
+        assert layer.warning and "NOT isolated" in layer.warning
+    record = sandbox.containment_record(layer, Limits())
+    assert record["layer"] == layer.name
+    assert record["limits"]["memory_mib"] == 1024
+
+
+def test_unknown_layer_is_refused() -> None:
+    with pytest.raises(ValueError):
+        sandbox.choose_layer("chroot")
+
+
+def test_limits_defaults_round_trip() -> None:
+    limits = Limits()
+    assert limits.address_space_mib >= 4096  # node and java need the room
+    assert msgspec.json.decode(msgspec.json.encode(limits), type=Limits) == limits
+    with pytest.raises(msgspec.ValidationError):
+        msgspec.json.decode(b'{"cpu_seconds": 1}', type=Limits)
+
+
+def test_missing_program_is_reported(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError):
+        sandbox.prepare_launch(
+            ["no-such-bot-program-here"],
+            bot_dir=None,
+            scratch=tmp_path,
+            limits=Limits(),
+            layer=sandbox.choose_layer("basic"),
+        )
+
+
+# -- what the bot sees ------------------------------------------------------------------
+
+LIMITS_PROBE = """
+    import json, os
+    limits = {}
+    for line in open("/proc/self/limits").read().splitlines()[1:]:
+        limits[line[:26].strip()] = line[26:].split()[:2]
+    status = dict(x.split(":", 1) for x in open("/proc/self/status").read().splitlines())
+    print(json.dumps({
+        "limits": limits,
+        "nnp": status["NoNewPrivs"].strip(),
+        "oom": open("/proc/self/oom_score_adj").read().strip(),
+        "cwd": os.getcwd(),
+        "session_leader": os.getpgrp() == os.getsid(0) == os.getpid(),
+    }))
+"""
+
+
+def test_limits_visible_in_child(layer: sandbox.Layer, spawn: Callable[..., Bot]) -> None:
+    limits = Limits(cpu_s=7, open_files=64, file_size_mib=3, address_space_mib=8192)
+    bot = spawn(layer, LIMITS_PROBE, limits=limits)
+    out, err = bot.finish()
+    assert bot.proc.returncode == 0, err
+    seen = json.loads(out)
+    print(seen)
+    lim = seen["limits"]
+    assert lim["Max cpu time"] == ["7", "8"]  # soft = budget, hard = soft + 1
+    assert lim["Max open files"] == ["64", "64"]
+    assert lim["Max file size"] == [str(3 * 1024 * 1024)] * 2
+    assert lim["Max address space"] == [str(8192 * 1024 * 1024)] * 2
+    assert lim["Max core file size"] == ["0", "0"]
+    assert seen["nnp"] == "1"  # setuid binaries cannot raise privileges
+    assert seen["oom"] == "1000"  # first in line for the OOM killer
+    assert seen["cwd"] == str(bot.scratch.resolve())
+    if layer.name in ("basic", "landlock"):
+        assert seen["session_leader"]  # exec chain: the bot is the process Popen made
+
+
+ENV_PROBE = """
+    import json, os, sys
+    print(json.dumps(dict(os.environ)))
+    try:
+        with open(f"/proc/{sys.argv[1]}/environ", "rb") as f:
+            print("referee-environ: read", len(f.read()))
+    except OSError as exc:
+        print("referee-environ: blocked", type(exc).__name__)
+"""
+
+
+def test_environment_is_minimal(
+    layer: sandbox.Layer, spawn: Callable[..., Bot], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(SECRET_VAR, "hunter2")
+    bot = spawn(layer, ENV_PROBE, str(os.getpid()))
+    out, err = bot.finish()
+    assert bot.proc.returncode == 0, err
+    env_line, environ_line = out.splitlines()
+    env = json.loads(env_line)
+    assert env[sandbox.MARKER_ENV] == bot.marker
+    assert env["HOME"] == str(bot.scratch.resolve())
+    assert env["LANG"] == "C.UTF-8"
+    assert SECRET_VAR not in env
+    # (PWD: set by the sh that hands the pipes over inside bwrap.)
+    assert set(env) <= {"PATH", "HOME", "LANG", "TMPDIR", "PWD", sandbox.MARKER_ENV}
+    # Reading the referee's own environment through /proc:
+    if "proc" in layer.isolation:
+        assert environ_line.startswith("referee-environ: blocked"), out
+    else:
+        assert environ_line.startswith("referee-environ: read"), out
+
+
+NET_PROBE = """
+    import socket, sys
+    tcp_port, udp_port = int(sys.argv[1]), int(sys.argv[2])
+    try:
+        socket.create_connection(("127.0.0.1", tcp_port), timeout=2).close()
+        print("tcp: connected")
+    except OSError as exc:
+        print("tcp: blocked", type(exc).__name__)
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        try:
+            s.sendto(b"x", ("127.0.0.1", udp_port))
+            print("udp: sent")
+        except OSError as exc:
+            print("udp: blocked", type(exc).__name__)
+"""
+
+
+def test_network(layer: sandbox.Layer, spawn: Callable[..., Bot]) -> None:
+    with (
+        socket.socket(socket.AF_INET, socket.SOCK_STREAM) as tcp,
+        socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as udp,
+    ):
+        tcp.bind(("127.0.0.1", 0))
+        tcp.listen(4)
+        udp.bind(("127.0.0.1", 0))
+        bot = spawn(layer, NET_PROBE, str(tcp.getsockname()[1]), str(udp.getsockname()[1]))
+        out, err = bot.finish()
+        assert bot.proc.returncode == 0, err
+        tcp.setblocking(False)
+        udp.setblocking(False)
+        try:
+            tcp.accept()[0].close()
+            tcp_reached = True
+        except BlockingIOError:
+            tcp_reached = False
+        try:
+            udp.recv(16)
+            udp_reached = True
+        except BlockingIOError:
+            udp_reached = False
+    tcp_contained = "net" in layer.isolation or "tcp" in layer.isolation
+    assert ("tcp: blocked" in out) == tcp_contained, out
+    assert tcp_reached == (not tcp_contained), out
+    # Landlock does not cover UDP: only a network namespace stops it.
+    assert udp_reached == ("net" not in layer.isolation), out
+
+
+FS_PROBE = """
+    import os, sys
+    secret, outside = sys.argv[1].split("=", 1)[1], sys.argv[2].split("=", 1)[1]
+    try:
+        print("read-secret: ok", open(secret).read().strip())
+    except OSError as exc:
+        print("read-secret: blocked", type(exc).__name__)
+    try:
+        open(outside, "w").write("x")
+        print("write-outside: ok")
+    except OSError as exc:
+        print("write-outside: blocked", type(exc).__name__)
+    open("in-scratch.txt", "w").write("scratch is writable")
+    print("own-dir:", sorted(os.listdir(os.path.dirname(os.path.abspath(__file__)))))
+"""
+
+
+def test_filesystem_view(layer: sandbox.Layer, spawn: Callable[..., Bot], tmp_path: Path) -> None:
+    sibling = tmp_path / "sibling"
+    sibling.mkdir()
+    (sibling / "secret.txt").write_text("s3cret")
+    outside = tmp_path / "outside.txt"
+    bot = spawn(layer, FS_PROBE, f"--secret={sibling / 'secret.txt'}", f"--outside={outside}")
+    out, err = bot.finish()
+    assert bot.proc.returncode == 0, err
+    assert (bot.scratch / "in-scratch.txt").read_text() == "scratch is writable"
+    assert "own-dir: ['bot.py']" in out  # the bot's own directory is readable
+    if "fs" in layer.isolation:
+        assert "read-secret: blocked" in out, out
+        # (Under bwrap the write may "succeed" into the sandbox's private /tmp.)
+        assert not outside.exists()
+    else:
+        assert "read-secret: ok s3cret" in out, out
+        assert outside.exists()
+
+
+def test_signals_to_the_referee(layer: sandbox.Layer, spawn: Callable[..., Bot]) -> None:
+    # Signal 0 only checks permission: harmless even where it is not blocked.
+    code = """
+        import os, sys
+        try:
+            os.kill(int(sys.argv[1]), 0)
+            print("signal: allowed")
+        except OSError as exc:
+            print("signal: blocked", type(exc).__name__)
+    """
+    bot = spawn(layer, code, str(os.getpid()))
+    out, err = bot.finish()
+    assert bot.proc.returncode == 0, err
+    expected = "signal: blocked" if "signals" in layer.isolation else "signal: allowed"
+    assert out.startswith(expected), out
+
+
+def test_tmpfs_is_capped_under_bwrap(spawn: Callable[..., Bot]) -> None:
+    # Only bwrap gives the bot its own /tmp and /dev/shm (sized tmpfs).
+    try:
+        layer = sandbox.choose_layer("bwrap")
+    except sandbox.SandboxError as exc:
+        pytest.skip(f"layer bwrap does not work here: {exc}")
+    code = """
+        import os
+        for where in ("/dev/shm", "/tmp"):
+            n = 0
+            try:
+                for i in range(8):
+                    with open(f"{where}/fill{i}", "wb") as f:
+                        for _ in range(4):
+                            f.write(b"x" * (1 << 20))
+                            n += 1
+            except OSError as exc:
+                print(where, "full after", n, exc.strerror)
+            else:
+                print(where, "took", n)
+    """
+    bot = spawn(layer, code, limits=Limits(tmpfs_mib=8))
+    out, err = bot.finish()
+    assert bot.proc.returncode == 0, err
+    for where in ("/dev/shm", "/tmp"):
+        line = next(x for x in out.splitlines() if x.startswith(where))
+        words = line.split()
+        assert words[1:3] == ["full", "after"] and int(words[3]) <= 8, out
+        assert "No space left on device" in line, out
+
+
+def test_cpu_limit_kills_even_when_sigxcpu_is_caught(
+    layer: sandbox.Layer, spawn: Callable[..., Bot]
+) -> None:
+    code = """
+        import signal
+        signal.signal(signal.SIGXCPU, lambda *a: print("caught SIGXCPU", flush=True))
+        print("burning", flush=True)
+        while True:
+            pass
+    """
+    bot = spawn(layer, code, limits=Limits(cpu_s=1))
+    assert bot.line() == "burning"
+    out, err = bot.finish()
+    assert "caught SIGXCPU" in out, (out, err)
+    # SIGKILL from the hard limit, one second later; bwrap reports signals as 128 + n.
+    assert bot.proc.returncode in (-signal.SIGKILL, 128 + signal.SIGKILL), bot.proc.returncode
+
+
+# -- process trees ------------------------------------------------------------------------
+
+SETSID_TREE = """
+    import os, sys, time
+    total = int(sys.argv[1])
+    budget = total
+    main = os.getpid()
+    while budget > 0:
+        share = budget // 2
+        budget -= share + 1
+        if os.fork() == 0:
+            os.setsid()
+            budget = share
+    if os.getpid() == main:
+        print("forked", flush=True)
+    while True:
+        time.sleep(60)
+"""
+
+
+def test_kill_tree_kills_a_setsid_fork_tree(
+    layer: sandbox.Layer, spawn: Callable[..., Bot]
+) -> None:
+    bot = spawn(layer, SETSID_TREE, "60")
+    assert bot.line() == "forked"
+    wait_for(lambda: len(marked(bot.marker)) >= 61, what="61 processes of the tree")
+    usage = sandbox.tree_usage(bot.proc.pid)
+    assert len(usage.pids) >= 61  # setsid does not hide them from the tree walk
+    hit = sandbox.kill_tree(bot.proc.pid)
+    assert hit >= 61
+    assert bot.proc.wait(timeout=10) != 0
+    wait_for(lambda: not marked(bot.marker), timeout=5, what="the tree to be gone")
+    sandbox.sweep_escaped({bot.proc.pid})  # reap whatever died re-parented to us
+
+
+def test_tree_usage_sees_a_grandchilds_memory_and_cpu(
+    layer: sandbox.Layer, spawn: Callable[..., Bot]
+) -> None:
+    code = """
+        import os, time
+        if os.fork() == 0:
+            hoard = b"x" * (200 << 20)
+            end = time.process_time() + 0.3
+            while time.process_time() < end:
+                pass
+            print("ready", flush=True)
+            time.sleep(600)
+        time.sleep(600)
+    """
+    bot = spawn(layer, code)
+    assert bot.line() == "ready"
+    usage = sandbox.tree_usage(bot.proc.pid)
+    assert usage.pids[0] == bot.proc.pid
+    assert len(usage.pids) >= 2
+    assert usage.rss_kib >= 200 * 1024, usage
+    assert usage.cpu_s >= 0.3, usage
+    runs = 200
+    start = time.perf_counter()
+    for _ in range(runs):
+        sandbox.tree_usage(bot.proc.pid)
+    per_call_us = (time.perf_counter() - start) / runs * 1e6
+    print(f"tree_usage: {per_call_us:.0f} us for {len(usage.pids)} processes")
+    assert per_call_us < 5000  # ~100-300 us normally; generous for a loaded machine
+
+
+def test_sweep_escaped_finds_a_setsid_escapee(
+    layer: sandbox.Layer, spawn: Callable[..., Bot]
+) -> None:
+    assert sandbox.enable_subreaper()
+    code = """
+        import os, time
+        if os.fork() == 0:
+            if os.fork() == 0:
+                os.setsid()
+                print("daemon", os.getpid(), flush=True)
+                time.sleep(600)
+            os._exit(0)
+        os.wait()
+    """
+    bot = spawn(layer, code)
+    line = bot.line()
+    assert line.startswith("daemon"), line
+    bot.proc.wait(timeout=10)  # the bot itself has exited, its grandchild has not
+    # In a PID namespace the daemon dies with the namespace's pid 1; otherwise it is
+    # now our child (the subreaper) and only the sweep catches it.
+    if "pid" in layer.isolation:
+        wait_for(lambda: not marked(bot.marker), what="the namespace to die")
+        assert sandbox.sweep_escaped({bot.proc.pid}) == []
+    else:
+        assert marked(bot.marker), "the escapee should still be alive"
+        escaped = sandbox.sweep_escaped({bot.proc.pid})
+        assert len(escaped) == 1, escaped
+        assert escaped[0].split()[0] == line.split()[1]
+        assert f"[{bot.marker}]" in escaped[0]
+        assert not marked(bot.marker)
+
+
+def test_a_bot_closing_stdout_is_seen(layer: sandbox.Layer, spawn: Callable[..., Bot]) -> None:
+    # No wrapper process (bwrap's monitor, the namespace shim) may hold the bot's pipes,
+    # or a bot that closes stdout while alive would look like a hang.
+    code = """
+        import os, time
+        print("hello", flush=True)
+        os.close(1)
+        time.sleep(600)
+    """
+    bot = spawn(layer, code)
+    assert bot.line() == "hello"
+    assert bot.line() == ""  # EOF while the bot still runs
+    assert bot.proc.poll() is None
+
+
+def test_vanished_processes_are_harmless() -> None:
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    assert sandbox.tree_usage(proc.pid) == sandbox.TreeUsage(0, 0.0, [])
+    assert sandbox.kill_tree(proc.pid) == 0
