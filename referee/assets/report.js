@@ -578,30 +578,27 @@
   }
   viewport.addEventListener("scroll", () => {
     renderRows(false);
-    const mid = Math.floor((viewport.scrollTop + viewport.clientHeight / 2) / ROW_H);
-    const i = Math.max(0, Math.min(N - 1, mid));
-    if (!scrolling && i !== current) {
-      current = i;
-      slider.value = String(i + 1);
-      numIn.value = String(num(i));
-      plots.forEach(drawOverlay);
-      renderRows(true);
-    }
+    // Follow the user's scrolling only once the current round has left the view:
+    // a programmatic scroll clamped at either end must not move it.
+    const top = viewport.scrollTop;
+    const rowTop = current * ROW_H;
+    if (rowTop >= top && rowTop + ROW_H <= top + viewport.clientHeight) return;
+    const mid = Math.floor((top + viewport.clientHeight / 2) / ROW_H);
+    current = Math.max(0, Math.min(N - 1, mid));
+    slider.value = String(current + 1);
+    numIn.value = String(num(current));
+    plots.forEach(drawOverlay);
+    renderRows(true);
   });
   body.addEventListener("click", (e) => {
     const tr = e.target.closest("tr");
     if (tr) setCurrent(Number(tr.dataset.i), false);
   });
-  let scrolling = false;
   function setCurrent(i, scroll) {
     current = Math.max(0, Math.min(N - 1, i));
     slider.value = String(current + 1);
     numIn.value = String(num(current));
-    if (scroll) {
-      scrolling = true;
-      viewport.scrollTop = Math.max(0, (current + 0.5) * ROW_H - viewport.clientHeight / 2);
-      scrolling = false;
-    }
+    if (scroll) viewport.scrollTop = Math.max(0, (current + 0.5) * ROW_H - viewport.clientHeight / 2);
     renderRows(true);
     plots.forEach(drawOverlay);
   }
