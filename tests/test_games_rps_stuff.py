@@ -315,3 +315,34 @@ def test_cli_same_seed_same_game(tmp_path: Path) -> None:
         )  # fmt: skip
         runs.append([(st["obs"], st["act"], st["out"]) for st in replay_steps(replay)])
     assert runs[0] == runs[1]
+
+
+def test_cli_crash_is_disqualified_and_verifies(tmp_path: Path) -> None:
+    crash = tmp_path / "crash.py"
+    crash.write_text(
+        "import json, sys\n"
+        "n = 0\n"
+        "for line in sys.stdin:\n"
+        "    m = json.loads(line)\n"
+        "    if m['type'] == 'hello':\n"
+        "        print(json.dumps({'name': 'crash'}), flush=True)\n"
+        "    elif m['type'] == 'turn':\n"
+        "        n += 1\n"
+        "        if n == 3:\n"
+        "            sys.exit(3)\n"
+        "        print(json.dumps({'play': 'rock'}), flush=True)\n"
+        "    elif m['type'] == 'end':\n"
+        "        break\n"
+    )
+    replay = tmp_path / "crash.jsonl"
+    out = match_json(
+        "--game", "rps_stuff", BALANCE, f"python3 {crash}", BALANCE, "--seed", "4",
+        "--param", "trades=40", "--replay", str(replay),
+    )  # fmt: skip
+    assert out["steps"] == 40
+    crashed = out["seats"][1]
+    assert crashed["stats"]["disqualified"] and crashed["placement"] == 3
+    # The crashed seat is never paired again: the other two share every later trade.
+    assert crashed["stats"]["trades"] == 3
+    verify = run_cli("verify", str(replay))
+    assert verify.returncode == 0, verify.stdout + verify.stderr
