@@ -8,7 +8,9 @@ reads that; a screenshot shows the page is not blank.
 
 from __future__ import annotations
 
+import base64
 import html
+import json
 import re
 import shutil
 import struct
@@ -169,3 +171,84 @@ def test_scrubbing_deep_into_the_match_renders_those_rows(report: Path, tmp_path
     row = re.search(r'<tr data-i="14999" class="([^"]*)">(.*?)</tr>', proc.stdout)
     assert row is not None and {"fault", "current"} <= set(row[1].split())
     assert ">timeout</td>" in row[2]
+
+
+# Runs after the page's own script: drives the controls the way a user would
+# (events are dispatched synchronously) and records what the page did.
+INTERACTIONS = """
+<script>
+(function () {
+  const out = {};
+  const rowsNow = () => [...document.querySelectorAll("#rows tr")].map((tr) => Number(tr.dataset.i));
+  const currentRow = () => Number(document.querySelector("#rows tr.current").dataset.i);
+  const sum = (canvas) => {
+    const px = canvas.getContext("2d").getImageData(0, 0, canvas.width, canvas.height).data;
+    let h = 0;
+    for (let k = 0; k < px.length; k += 7) h = (h * 31 + px[k]) % 1000000007;
+    return h;
+  };
+  try {
+    const slider = document.getElementById("scrub");
+    slider.value = "12345";
+    slider.dispatchEvent(new Event("input"));
+    const rows = rowsNow();
+    out.sliderRows = [Math.min(...rows), Math.max(...rows)];
+    out.sliderCurrent = currentRow();
+    document.getElementById("next-shadow").click();
+    out.nextShadow = currentRow();
+    document.getElementById("next-fault").click();
+    out.nextFault = currentRow();
+    document.getElementById("prev-shadow").click();
+    out.prevShadow = currentRow();
+    const canvas = document.querySelector("#plot-score canvas");
+    const over = document.querySelector("#plot-score canvas.overlay");
+    const r = over.getBoundingClientRect();
+    const at = (x) => ({ clientX: r.left + x, clientY: r.top + 60, bubbles: true });
+    const before = sum(canvas);
+    over.dispatchEvent(new MouseEvent("mousemove", at(300)));
+    out.tip = document.getElementById("tip").textContent;
+    over.dispatchEvent(new MouseEvent("mousedown", at(200)));
+    over.dispatchEvent(new MouseEvent("mousemove", at(260)));
+    window.dispatchEvent(new MouseEvent("mouseup", at(260)));
+    out.zoomChanged = sum(canvas) !== before;
+    over.dispatchEvent(new MouseEvent("dblclick", at(230)));
+    out.resetRestores = sum(canvas) === before;
+    over.dispatchEvent(new MouseEvent("mousedown", at(600)));
+    window.dispatchEvent(new MouseEvent("mouseup", at(600)));
+    out.clickedTo = currentRow();
+  } catch (e) {
+    out.error = String(e && e.stack ? e.stack : e);
+  }
+  document.getElementById("status").dataset.interactions = JSON.stringify(out);
+})();
+</script>
+"""
+
+
+def test_controls_scrub_jump_zoom_and_click(report: Path, tmp_path: Path) -> None:
+    page = tmp_path / "interactive.html"
+    page.write_text(report.read_text().replace("</body>", INTERACTIONS + "</body>"))
+    proc = browser(tmp_path / "profile", "--window-size=1280,900", "--dump-dom", page.as_uri())
+    status = status_of(proc.stdout)
+    assert "error" not in status, status
+    got = json.loads(status["interactions"])
+    assert "error" not in got, got["error"]
+    # The slider jumps the table to round 12,345 (index 12,344), rendering only nearby rows.
+    assert got["sliderCurrent"] == 12_344
+    lo, hi = got["sliderRows"]
+    assert lo <= 12_344 <= hi and hi - lo < 100
+    # Seat 0 asks for a shadow every 9th round, but its 50 tokens ran out long ago:
+    # the next shadow after 12,345 does not exist, so the button leaves it; the
+    # next fault is seat 1's timeout in round 15,000.
+    assert got["nextShadow"] == 12_344
+    assert got["nextFault"] == 14_999
+    # Back from there to the last round in which a token was spent, per the page's data.
+    payload = json.loads(
+        re.search(r'id="replay-data">(.*?)</script>', report.read_text(), re.S)[1]  # type: ignore[index]
+    )
+    mv = base64.b64decode(payload["arrays"]["mv"])
+    last_spent = max(i // 2 for i, byte in enumerate(mv) if byte >> 6 & 1)
+    assert 0 < last_spent < 14_999 and got["prevShadow"] == last_spent
+    assert got["tip"].startswith("round ")
+    assert got["zoomChanged"] and got["resetRestores"]
+    assert 0 <= got["clickedTo"] < ROUNDS and got["clickedTo"] != 14_999
