@@ -235,6 +235,9 @@ def run(args: argparse.Namespace) -> int:
             outcome = trio.run(run_match, specs, cfg)
         except UsageError as exc:
             raise CliError(f"cannot re-run: {exc}", EXIT_BOT_FAILED) from None
+        was = header.containment.get("layer", "?")
+        now_layer = outcome.header.containment.get("layer", "?")
+        print(f"  containment: recorded {was}, re-run {now_layer}")
         for f in outcome.faults:
             if f.kind == "handshake":
                 print(f"  seat {f.seat} failed to start this time: {f.detail}")
