@@ -12,17 +12,28 @@ Copy this one file next to your bot; it needs only the standard library.
 
 What a bot gets:
   self.seat, self.seed, self.params (rounds, tokens, moves), self.moves, self.rounds
+  self.game         "chaos" or "roshambo"
   self.rng          random.Random seeded from the referee's per-bot seed
   self.my_moves     my real moves so far (None where I faulted)
   self.their_moves  what the opponent showed me so far (None where it faulted);
                     their_moves[i] belongs to round i + 1, like my_moves[i]
+  self.buckets      the opponent's deception bucket at the start of each round so far
+                    (buckets[i] belongs to round i + 1; the last one is this round's)
   self.tokens       my deception tokens left
   self.beats(a)     the moves that beat a;  self.beaten_by(a) the moves a beats
+  self.answer(a)    a move that beats a (of two in RPSLS, the better one against
+                    optional move weights, else a seeded coin flip)
 
 ``move`` receives the turn as a ``Turn`` (round, opponent_last_visible,
 self_last_real, opponent_deception_bucket) and returns a move name, or a
 ``Shadow(real, shown)`` to show the opponent ``shown`` instead (costs a token).
 See protocol/README.md for the wire format this module speaks.
+
+Extras for strategy code: ``cyclic_order(moves)`` arranges the moves on a circle
+where every move beats the ones just before it (handy for "rotations"),
+``outcome(a, b)`` scores a against b, ``bucket_dropped(before, after)`` says
+whether the opponent's bucket fell, and ``play(BotA, BotB, ...)`` runs a whole
+match in-process (no pipes) for tests and tuning.
 """
 
 from __future__ import annotations
@@ -30,6 +41,7 @@ from __future__ import annotations
 import json
 import random
 import sys
+import traceback
 from typing import NamedTuple
 
 MOVES5 = ("rock", "paper", "scissors", "lizard", "spock")
@@ -40,6 +52,8 @@ DEFEATS = {
     "lizard": ("paper", "spock"),
     "spock": ("scissors", "rock"),
 }
+# The opponent's remaining tokens, coarsely; a higher level means more tokens.
+BUCKET_LEVEL = {"EMPTY": 0, "LOW": 1, "MEDIUM": 2, "HIGH": 3}
 
 
 class Turn(NamedTuple):
@@ -56,12 +70,67 @@ class Shadow(NamedTuple):
     shown: str
 
 
+def outcome(a: str, b: str) -> int:
+    """+1 if move a beats move b, -1 if it loses, 0 for a draw."""
+    if b in DEFEATS[a]:
+        return 1
+    if a in DEFEATS[b]:
+        return -1
+    return 0
+
+
+def bucket_of(tokens: int) -> str:
+    """The bucket an opponent with ``tokens`` tokens is shown as."""
+    if tokens >= 40:
+        return "HIGH"
+    if tokens >= 20:
+        return "MEDIUM"
+    if tokens >= 1:
+        return "LOW"
+    return "EMPTY"
+
+
+def bucket_dropped(before: str | None, after: str | None) -> bool:
+    """True if the bucket fell between two turns: the round in between was a shadow."""
+    if before is None or after is None:
+        return False
+    return BUCKET_LEVEL.get(after, 3) < BUCKET_LEVEL.get(before, 3)
+
+
+def cyclic_order(moves: tuple[str, ...] | list[str]) -> tuple[str, ...]:
+    """Arrange the moves on a circle where move i beats moves i-1 .. i-(n-1)/2.
+
+    Rock-paper-scissors is already such a circle; RPSLS becomes rock, spock,
+    paper, lizard, scissors. In this order "the answer to x" is x+1 or x+2 and
+    strategy rotations are just index offsets, which is what Iocaine relies on.
+    """
+    moves = list(moves)
+    n = len(moves)
+    order = [moves[0]]
+    while len(order) < n:
+        cur = order[-1]
+        beaters = [m for m in moves if cur in DEFEATS[m] and m in moves]
+        # The next move on the circle is the beater of ``cur`` that every other
+        # beater of ``cur`` defeats (in RPSLS: spock, not paper, follows rock).
+        nxt = [b for b in beaters if all(b in DEFEATS[o] for o in beaters if o != b)]
+        if len(nxt) != 1 or nxt[0] in order:
+            raise ValueError(f"moves {moves} do not form a balanced cycle")
+        order.append(nxt[0])
+    half = (n - 1) // 2
+    for i, m in enumerate(order):
+        for d in range(1, half + 1):
+            if order[(i - d) % n] not in DEFEATS[m]:
+                raise ValueError(f"moves {moves} do not form a balanced cycle")
+    return tuple(order)
+
+
 class Bot:
     name = None  # defaults to the class name
 
     def __init__(self, hello: dict) -> None:
         self.seat = hello["seat"]
         self.seed = hello["seed"]
+        self.game = hello.get("game", "chaos")
         self.params = hello["params"]
         self.moves = tuple(self.params["moves"])
         self.rounds = self.params["rounds"]
@@ -69,6 +138,8 @@ class Bot:
         self.rng = random.Random(self.seed)
         self.my_moves: list[str | None] = []
         self.their_moves: list[str | None] = []
+        self.buckets: list[str] = []
+        self._errors = 0
 
     def beats(self, move: str) -> list[str]:
         """Moves of this game that defeat ``move``."""
@@ -78,46 +149,162 @@ class Bot:
         """Moves of this game that ``move`` defeats."""
         return [m for m in DEFEATS[move] if m in self.moves]
 
+    def answer(self, predicted: str, weights: dict[str, float] | None = None) -> str:
+        """A move that beats ``predicted``. In RPSLS two moves do; take the one
+        that scores better against ``weights`` (move -> how likely), else at random."""
+        options = self.beats(predicted)
+        if len(options) > 1 and weights:
+            score = {a: sum(w * outcome(a, b) for b, w in weights.items()) for a in options}
+            top = max(score.values())
+            options = [a for a in options if score[a] == top]
+        return options[0] if len(options) == 1 else self.rng.choice(options)
+
     def move(self, turn: Turn) -> str | Shadow:
         raise NotImplementedError
 
     def end(self, message: dict) -> None:
         """Called with the referee's end message before the bot exits."""
 
+    def handle_turn(self, msg: dict, strict: bool = False) -> dict:
+        """Record a turn message, ask ``move`` and build the reply object.
+
+        A bug in ``move`` must not cost the whole match (a crash disqualifies),
+        so unless ``strict`` an exception or an invalid answer is logged to
+        stderr and replaced by a random move.
+        """
+        turn = Turn(
+            msg["round"],
+            msg.get("opponent_last_visible"),
+            msg.get("self_last_real"),
+            msg.get("opponent_deception_bucket", "EMPTY"),
+        )
+        if turn.round > 1:
+            self.my_moves.append(turn.self_last_real)
+            self.their_moves.append(turn.opponent_last_visible)
+        self.buckets.append(turn.opponent_deception_bucket)
+        try:
+            choice = self.move(turn)
+            real, shown = (
+                (choice.real, choice.shown) if isinstance(choice, Shadow) else (choice, None)
+            )
+            if real not in self.moves or (shown is not None and shown not in self.moves):
+                raise ValueError(f"move() returned {choice!r}, not a move of {self.moves}")
+        except Exception:
+            if strict:
+                raise
+            self._errors += 1
+            if self._errors <= 5:
+                traceback.print_exc(file=sys.stderr)
+            real, shown = self.rng.choice(self.moves), None
+        reply: dict = {"round": turn.round, "real_move": real}
+        if shown is not None:
+            reply["shadow_request"] = True
+            reply["shadow_move"] = shown
+            if self.tokens > 0:
+                self.tokens -= 1
+        return reply
+
 
 def run(bot_class: type[Bot]) -> None:
     """Speak the protocol on stdin/stdout until the referee says end."""
     stdin = sys.stdin
     out = sys.stdout
-    hello = json.loads(stdin.readline())
+    line = stdin.readline()
+    while line and not line.strip():
+        line = stdin.readline()
+    if not line:
+        return
+    hello = json.loads(line)
     bot = bot_class(hello)
     out.write(json.dumps({"name": bot.name or bot_class.__name__}) + "\n")
     out.flush()
-    for line in stdin:
+    for line in stdin:  # readline-based: any line length, returns as soon as a line is in
+        if not line.strip():
+            continue
         msg = json.loads(line)
-        if msg.get("type") != "turn":
+        kind = msg.get("type")
+        if kind == "turn":
+            out.write(json.dumps(bot.handle_turn(msg)) + "\n")
+            out.flush()
+        elif kind == "end":
             bot.end(msg)
             return
-        turn = Turn(
-            msg["round"],
-            msg["opponent_last_visible"],
-            msg["self_last_real"],
-            msg["opponent_deception_bucket"],
-        )
-        if turn.round > 1:
-            bot.my_moves.append(turn.self_last_real)
-            bot.their_moves.append(turn.opponent_last_visible)
-        choice = bot.move(turn)
-        if isinstance(choice, Shadow):
-            reply = {
-                "round": turn.round,
-                "real_move": choice.real,
-                "shadow_request": True,
-                "shadow_move": choice.shown,
+        # Any other message type is from a newer referee; replying would be
+        # unsolicited output, so it is ignored.
+
+
+def hello_message(
+    game: str = "chaos", rounds: int = 1000, seat: int = 0, seed: int = 1, tokens: int | None = None
+) -> dict:
+    """A hello like the referee's, for in-process play and tests."""
+    moves = list(MOVES5 if game == "chaos" else MOVES5[:3])
+    if tokens is None:
+        tokens = 50 if game == "chaos" else 0
+    return {
+        "type": "hello",
+        "protocol": 1,
+        "game": game,
+        "params": {"rounds": rounds, "tokens": tokens, "moves": moves},
+        "seat": seat,
+        "seats": 2,
+        "seed": seed,
+        "time": {"handshake_ms": 10000, "move_ms": 1000, "bank_ms": 3000},
+    }
+
+
+def play(
+    bot_a: type[Bot],
+    bot_b: type[Bot],
+    game: str = "chaos",
+    rounds: int = 1000,
+    seeds: tuple[int, int] = (1, 2),
+    tokens: int | None = None,
+) -> dict:
+    """Play a whole match in-process with the Chaos League rules; no referee needed.
+
+    Returns points, wins, losses, tokens spent and the per-round real and shown
+    moves of both seats. Bot exceptions propagate (this is for testing).
+    """
+    hellos = [hello_message(game, rounds, s, seeds[s], tokens) for s in (0, 1)]
+    bots = [bot_a(hellos[0]), bot_b(hellos[1])]
+    tok = [hellos[0]["params"]["tokens"]] * 2
+    last_real: list[str | None] = [None, None]
+    last_shown: list[str | None] = [None, None]
+    points, wins, losses, spent = [0, 0], [0, 0], [0, 0], [0, 0]
+    real_hist: list[tuple[str, str]] = []
+    shown_hist: list[tuple[str, str]] = []
+    for rnd in range(1, rounds + 1):
+        replies = []
+        for s in (0, 1):
+            msg = {
+                "type": "turn",
+                "round": rnd,
+                "opponent_last_visible": last_shown[1 - s],
+                "self_last_real": last_real[s],
+                "opponent_deception_bucket": bucket_of(tok[1 - s]),
             }
-            if bot.tokens > 0:
-                bot.tokens -= 1
-        else:
-            reply = {"round": turn.round, "real_move": choice}
-        out.write(json.dumps(reply) + "\n")
-        out.flush()
+            replies.append(bots[s].handle_turn(msg, strict=True))
+        real = [r["real_move"] for r in replies]
+        p = outcome(real[0], real[1])
+        for s, ps in ((0, p), (1, -p)):
+            points[s] += ps
+            wins[s] += ps > 0
+            losses[s] += ps < 0
+            shown = real[s]
+            if replies[s].get("shadow_request") and tok[s] > 0:
+                tok[s] -= 1
+                spent[s] += 1
+                shown = replies[s]["shadow_move"]
+            last_real[s], last_shown[s] = real[s], shown
+        real_hist.append((real[0], real[1]))
+        shown_hist.append((last_shown[0], last_shown[1]))  # type: ignore[arg-type]
+    for b in bots:
+        b.end({"type": "end", "reason": "complete", "rounds": rounds, "result": None})
+    return {
+        "points": points,
+        "wins": wins,
+        "losses": losses,
+        "spent": spent,
+        "real": real_hist,
+        "shown": shown_hist,
+    }

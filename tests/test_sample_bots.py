@@ -1,0 +1,324 @@
+"""The sample bots: protocol conformance of every catalog bot, and Iocaine's strength.
+
+Each catalog bot is started as a real subprocess and driven by a small in-test
+referee (poll-based reads with deadlines, no sleeps): hello, 200 turns, end.
+Every reply must be a protocol-valid action, and the bot must exit after end.
+The hello and one turn carry a long extra field, so bots that cannot read long
+lines fail here; one game is sent with compact JSON and one with spaced JSON.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import random
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import tomllib
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ROOT / "sample_bots"
+PY_BOTS = SAMPLES / "python"
+CATALOG = tomllib.loads((SAMPLES / "catalog.toml").read_text(encoding="utf-8"))["bot"]
+
+MOVES = {
+    "chaos": ["rock", "paper", "scissors", "lizard", "spock"],
+    "roshambo": ["rock", "paper", "scissors"],
+}
+ACTION_FIELDS = {"round", "real_move", "shadow_request", "shadow_move"}
+ROUNDS = 200
+STARTUP_S = 15.0  # interpreters may be cold on a loaded machine
+MOVE_S = 5.0
+EXIT_S = 5.0
+
+
+def test_catalog_schema() -> None:
+    names = [b["name"] for b in CATALOG]
+    assert len(names) == len(set(names)), "bot names must be unique"
+    for bot in CATALOG:
+        assert set(bot) == {"name", "language", "command", "games", "idea"}, bot
+        assert isinstance(bot["command"], list) and bot["command"], bot
+        assert set(bot["games"]) <= {"chaos", "roshambo"}, bot
+        first = bot["command"][0]
+        if first not in ("{python}", "{node}"):
+            assert first.startswith("bin/"), "compiled bots are built into bin/"
+        for part in bot["command"][1:]:
+            assert (SAMPLES / part).is_file(), f"{bot['name']}: {part} is missing"
+
+
+@pytest.fixture(scope="session")
+def built() -> None:
+    """Build the compiled bots once (make -C sample_bots); a missing compiler only skips."""
+    if shutil.which("make") is None:
+        return
+    subprocess.run(["make", "-C", str(SAMPLES)], capture_output=True, timeout=600)
+
+
+def _argv(command: list[str]) -> list[str]:
+    argv = []
+    for i, part in enumerate(command):
+        if part == "{python}":
+            argv.append(sys.executable)
+        elif part == "{node}":
+            node = shutil.which("node")
+            if node is None:
+                pytest.skip("node is not installed")
+            argv.append(node)
+        elif i == 0 or "/" in part:
+            argv.append(str(SAMPLES / part))
+        else:
+            argv.append(part)
+    if not Path(argv[0]).exists():
+        pytest.skip(f"{argv[0]} was not built (no compiler?)")
+    return argv
+
+
+class Driver:
+    """Just enough of a referee: write lines, read lines with a deadline."""
+
+    def __init__(self, argv: list[str], stderr_path: Path) -> None:
+        self.stderr = open(stderr_path, "wb")  # closed in close()
+        self.proc = subprocess.Popen(
+            argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self.stderr,
+            cwd=SAMPLES,
+            start_new_session=True,  # so close() can kill the whole tree
+        )
+        self.fd = self.proc.stdout.fileno()  # type: ignore[union-attr]
+        self.buf = b""
+        self.poller = select.poll()
+        self.poller.register(self.fd, select.POLLIN | select.POLLHUP | select.POLLERR)
+
+    def send(self, message: dict, compact: bool) -> None:
+        sep = (",", ":") if compact else (", ", ": ")
+        data = json.dumps(message, separators=sep).encode() + b"\n"
+        self.proc.stdin.write(data)  # type: ignore[union-attr]
+        self.proc.stdin.flush()  # type: ignore[union-attr]
+
+    def read_line(self, timeout: float) -> bytes:
+        deadline = time.monotonic() + timeout
+        while b"\n" not in self.buf:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise AssertionError(f"no reply line within {timeout} s; stderr: {self.log()}")
+            if not self.poller.poll(left * 1000):
+                continue
+            chunk = os.read(self.fd, 65536)
+            if not chunk:
+                raise AssertionError(f"bot closed stdout (exit {self.proc.poll()}): {self.log()}")
+            self.buf += chunk
+        line, self.buf = self.buf.split(b"\n", 1)
+        return line
+
+    def rest_of_output(self) -> bytes:
+        """Everything the bot wrote after its last expected line (after it exited)."""
+        out = self.buf
+        while True:
+            chunk = os.read(self.fd, 65536)
+            if not chunk:
+                return out
+            out += chunk
+
+    def log(self) -> str:
+        self.stderr.flush()
+        return Path(self.stderr.name).read_text(errors="replace")[-2000:]
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            self.proc.wait(timeout=10)
+        for f in (self.proc.stdin, self.proc.stdout):
+            try:
+                f.close()  # type: ignore[union-attr]
+            except OSError:
+                pass
+        self.stderr.close()
+
+
+def _check_action(line: bytes, rnd: int, moves: list[str]) -> dict:
+    assert len(line) <= 64 * 1024, "reply longer than the protocol's line limit"
+    reply = json.loads(line.decode("utf-8"))
+    assert isinstance(reply, dict), f"round {rnd}: not a JSON object: {line!r}"
+    assert set(reply) <= ACTION_FIELDS, f"round {rnd}: unknown fields in {reply}"
+    assert reply.get("real_move") in moves, f"round {rnd}: bad real_move in {reply}"
+    if "round" in reply:
+        assert type(reply["round"]) is int and reply["round"] == rnd, f"round {rnd}: {reply}"
+    if "shadow_request" in reply:
+        assert type(reply["shadow_request"]) is bool, f"round {rnd}: {reply}"
+    if reply.get("shadow_request"):
+        assert reply.get("shadow_move") in moves, f"round {rnd}: bad shadow_move in {reply}"
+    elif "shadow_move" in reply:
+        assert reply["shadow_move"] is None or reply["shadow_move"] in moves, reply
+    return reply
+
+
+def _bucket(tokens: int) -> str:
+    return "HIGH" if tokens >= 40 else "MEDIUM" if tokens >= 20 else "LOW" if tokens else "EMPTY"
+
+
+CASES = [
+    pytest.param(bot, game, id=f"{bot['name']}-{game}")
+    for bot in CATALOG
+    for game in bot["games"]
+    if game in MOVES
+]
+
+
+@pytest.mark.parametrize("bot,game", CASES)
+def test_protocol_conformance(built: None, bot: dict, game: str, tmp_path: Path) -> None:
+    argv = _argv(bot["command"])
+    moves = MOVES[game]
+    compact = game == "chaos"  # the referee's own style; roshambo gets spaced JSON
+    rng = random.Random(f"{bot['name']}-{game}")
+    driver = Driver(argv, tmp_path / "stderr.log")
+    try:
+        hello = {
+            "type": "hello",
+            "protocol": 1,
+            "game": game,
+            "params": {"rounds": ROUNDS, "tokens": 50 if game == "chaos" else 0, "moves": moves},
+            "seat": 1,
+            "seats": 2,
+            "seed": 2**63 - 25,  # larger than a double holds exactly
+            "time": {"handshake_ms": 10000, "move_ms": 1000, "bank_ms": 3000},
+            "x_padding": "x" * 100_000,  # a long line: bots must not truncate or choke
+        }
+        driver.send(hello, compact)
+        ready = json.loads(driver.read_line(STARTUP_S))
+        assert isinstance(ready, dict) and set(ready) <= {"name", "version"}, ready
+        assert isinstance(ready.get("name"), str) and 1 <= len(ready["name"]) <= 64, ready
+        assert ready.get("version") is None or isinstance(ready["version"], str), ready
+
+        # The opponent spends tokens so that every bucket level and every drop shows up.
+        opp_tokens = 50 if game == "chaos" else 0
+        last_real: str | None = None
+        opp_shown: str | None = None
+        for rnd in range(1, ROUNDS + 1):
+            turn = {
+                "type": "turn",
+                "round": rnd,
+                "opponent_last_visible": opp_shown,
+                "self_last_real": last_real,
+                "opponent_deception_bucket": _bucket(opp_tokens),
+            }
+            if rnd == 7:
+                turn["x_padding"] = "y" * 70_000
+            driver.send(turn, compact)
+            reply = _check_action(driver.read_line(STARTUP_S if rnd == 1 else MOVE_S), rnd, moves)
+            last_real = reply["real_move"]
+            opp_shown = rng.choice(moves)
+            if opp_tokens and rnd % 4 == 0:
+                opp_tokens -= 1  # a shadow: what the bot sees next is fake
+            if rnd == 100:
+                opp_shown = None  # the opponent faulted: the bot sees null
+
+        driver.send(
+            {"type": "end", "reason": "complete", "rounds": ROUNDS, "result": None}, compact
+        )
+        try:
+            code = driver.proc.wait(timeout=EXIT_S)
+        except subprocess.TimeoutExpired:
+            raise AssertionError(f"{bot['name']} did not exit within {EXIT_S} s of end") from None
+        assert code == 0, f"exit status {code}; stderr: {driver.log()}"
+        extra = driver.rest_of_output()
+        assert extra.strip() == b"", f"unsolicited output after the last turn: {extra[:200]!r}"
+    finally:
+        driver.close()
+
+
+# -- Iocaine in-process ---------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def bots():
+    """The Python sample bots as modules (they import chaosbot from their own folder)."""
+    sys.path.insert(0, str(PY_BOTS))
+    try:
+        names = ["chaosbot", "iocaine", "rock", "cycler", "frequency", "markov"]
+        names += ["random_bot", "trickster", "sceptic"]
+        yield {name: importlib.import_module(name) for name in names}
+    finally:
+        sys.path.remove(str(PY_BOTS))
+
+
+OPPONENTS = {
+    "rock": "Rock",
+    "cycler": "Cycler",
+    "frequency": "Frequency",
+    "markov": "Markov",
+    "trickster": "Trickster",
+    "sceptic": "Sceptic",
+}
+
+
+@pytest.mark.parametrize("game,rounds", [("chaos", 3000), ("roshambo", 2000)])
+@pytest.mark.parametrize("opponent", sorted(OPPONENTS))
+def test_iocaine_beats_simpler_bots(bots, opponent: str, game: str, rounds: int) -> None:
+    cls = getattr(bots[opponent], OPPONENTS[opponent])
+    for seat in (0, 1):  # both seats, so a seat-dependent bug cannot hide
+        pair = (bots["iocaine"].Iocaine, cls) if seat == 0 else (cls, bots["iocaine"].Iocaine)
+        result = bots["chaosbot"].play(*pair, game=game, rounds=rounds, seeds=(7, 8))
+        margin = result["points"][seat]
+        assert margin > 0.05 * rounds, f"iocaine vs {opponent} ({game}, seat {seat}): {margin:+d}"
+
+
+@pytest.mark.parametrize("game", ["chaos", "roshambo"])
+def test_iocaine_holds_its_own_against_random(bots, game: str) -> None:
+    rounds = 3000
+    result = bots["chaosbot"].play(
+        bots["iocaine"].Iocaine, bots["random_bot"].RandomBot, game=game, rounds=rounds
+    )
+    # Nobody beats random in expectation; Iocaine must not lose to it either
+    # (three standard deviations of a random match is about 150 points here).
+    assert result["points"][0] > -150
+
+
+def test_chaosbot_play_respects_tokens(bots) -> None:
+    result = bots["chaosbot"].play(
+        bots["trickster"].Trickster, bots["sceptic"].Sceptic, game="chaos", rounds=3000
+    )
+    assert 0 < result["spent"][0] <= 50
+    assert result["spent"][1] == 0
+    shadowed = sum(
+        1
+        for real, shown in zip(result["real"], result["shown"], strict=True)
+        if real[0] != shown[0]
+    )
+    assert shadowed <= result["spent"][0]
+
+
+def test_cyclic_order(bots) -> None:
+    cb = bots["chaosbot"]
+    for moves in (cb.MOVES5, cb.MOVES5[:3]):
+        order = cb.cyclic_order(moves)
+        n = len(order)
+        for i, m in enumerate(order):
+            for d in range(1, (n - 1) // 2 + 1):
+                assert cb.outcome(m, order[(i - d) % n]) == 1
+                assert cb.outcome(m, order[(i + d) % n]) == -1
+
+
+def test_iocaine_timing_entry_point() -> None:
+    proc = subprocess.run(
+        [sys.executable, str(PY_BOTS / "iocaine.py"), "--selftest-timing", "2000"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "p99" in proc.stdout and "first-1000 mean" in proc.stdout and "last-1000" in proc.stdout
+    mean_us = float(proc.stdout.split("mean", 1)[1].split("us")[0])
+    assert mean_us < 5000, proc.stdout  # the bot aims at ~0.1 ms; this only catches blow-ups
