@@ -344,7 +344,12 @@ def test_cli_lying_bot_loses(tmp_path: Path) -> None:
         "        continue\n"
         "    print(json.dumps(r), flush=True)\n"
     )
-    out = match_json("--game", "ctm", f"python3 {liar}", MINIMAX, "--seed", "2")
+    replay = tmp_path / "liar.jsonl"
+    out = match_json(
+        "--game", "ctm", f"python3 {liar}", MINIMAX, "--seed", "2", "--replay", str(replay)
+    )
     assert out["winner"] == 1
     assert out["seats"][0]["stats"]["faulted_games"] == 2
     assert out["seats"][0]["verdict"]["status"] == "illegal_move"
+    verify = run_cli("verify", str(replay))
+    assert verify.returncode == 0, verify.stdout + verify.stderr

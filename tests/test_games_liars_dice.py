@@ -358,10 +358,16 @@ def test_cli_faulty_bot_is_put_out(tmp_path: Path) -> None:
         "    elif m['type'] == 'end':\n"
         "        break\n"
     )
-    out = match_json("--game", "liars_dice", ODDS, f"python3 {bad}", ODDS, "--seed", "3")
+    replay = tmp_path / "bad.jsonl"
+    out = match_json(
+        "--game", "liars_dice", ODDS, f"python3 {bad}", ODDS, "--seed", "3",
+        "--replay", str(replay),
+    )  # fmt: skip
     bad_seat = out["seats"][1]
     assert bad_seat["stats"]["faulted"] and bad_seat["placement"] == 3
     assert bad_seat["verdict"]["status"] == "protocol_error"
+    verify = run_cli("verify", str(replay))
+    assert verify.returncode == 0, verify.stdout + verify.stderr
 
 
 def test_params_round_trip() -> None:

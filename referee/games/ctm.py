@@ -187,7 +187,7 @@ class Ctm(Game[CtmState]):
             raise ValueError("CTM needs pycryptodome for Keccak-256 (pip install pycryptodome)")
         self.seats = 2
         self.games = self.default_games if games is None else games
-        if not isinstance(self.games, int) or self.games < 1:
+        if type(self.games) is not int or self.games < 1:
             raise ValueError("games must be a whole number >= 1")
         self.rounds = 4 * self.games  # steps, for the driver's progress bar
 

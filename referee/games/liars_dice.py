@@ -175,14 +175,14 @@ class LiarsDice(Game[LiarsDiceState]):
     def __init__(
         self, players: int, dice: int | None = None, max_rounds: int | None = None
     ) -> None:
-        if not isinstance(players, int) or players < 2:
+        if type(players) is not int or players < 2:
             raise ValueError("Liar's Dice needs at least 2 players")
         self.seats = players
         self.dice = self.default_dice if dice is None else dice
         self.max_rounds = self.default_max_rounds if max_rounds is None else max_rounds
-        if not isinstance(self.dice, int) or self.dice < 1:
+        if type(self.dice) is not int or self.dice < 1:
             raise ValueError("dice must be a whole number >= 1")
-        if not isinstance(self.max_rounds, int) or self.max_rounds < 1:
+        if type(self.max_rounds) is not int or self.max_rounds < 1:
             raise ValueError("max_rounds must be a whole number >= 1")
 
     @classmethod

@@ -170,14 +170,14 @@ class RockPaperStuff(Game[RpsState]):
     def __init__(
         self, players: int, trades: int | None = None, skin_bytes: int | None = None
     ) -> None:
-        if not isinstance(players, int) or players < 2:
+        if type(players) is not int or players < 2:
             raise ValueError("Rock Paper Stuff needs at least 2 players")
         self.seats = players
         self.trades = 100 * players * (players - 1) // 2 if trades is None else trades
         self.skin_bytes = self.default_skin_bytes if skin_bytes is None else skin_bytes
-        if not isinstance(self.trades, int) or self.trades < 0:
+        if type(self.trades) is not int or self.trades < 0:
             raise ValueError("trades must be a whole number >= 0")
-        if not isinstance(self.skin_bytes, int) or self.skin_bytes < 2:
+        if type(self.skin_bytes) is not int or self.skin_bytes < 2:
             raise ValueError("skin_bytes must be a whole number >= 2")
         self.rounds = self.trades  # for the driver's progress bar
 
