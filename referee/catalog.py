@@ -1,6 +1,7 @@
 """The sample bots shipped with the referee, by name (``referee bots``).
 
-The catalog is ``sample_bots/catalog.toml``: one ``[[bot]]`` table per bot with
+The catalog is ``sample_bots/catalog.toml`` (plus ``sample_bots/*/catalog.toml``
+for other games): one ``[[bot]]`` table per bot with
 ``name``, ``language``, ``command`` (a list; ``{python}`` and ``{node}`` stand
 for the interpreters, other relative paths are relative to ``sample_bots/``),
 ``games`` and a one-line ``idea``.
@@ -49,10 +50,13 @@ class SampleBot(msgspec.Struct, frozen=True):
 
 @lru_cache(maxsize=1)
 def sample_bots() -> tuple[SampleBot, ...]:
-    if not CATALOG.exists():
-        return ()
-    data = tomllib.loads(CATALOG.read_text(encoding="utf-8"))
-    return tuple(msgspec.convert(entry, SampleBot) for entry in data.get("bot", []))
+    """Every sample bot: the main catalog, then those of sub-folders (other games)."""
+    bots: list[SampleBot] = []
+    for path in [CATALOG, *sorted(SAMPLE_DIR.glob("*/catalog.toml"))]:
+        if path.exists():
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+            bots.extend(msgspec.convert(entry, SampleBot) for entry in data.get("bot", []))
+    return tuple(bots)
 
 
 def lookup_sample_bot(name: str) -> list[str] | None:
