@@ -78,7 +78,7 @@ class FaultRecord(msgspec.Struct, frozen=True, omit_defaults=True):
     detail: str = ""
 
 
-class Verdict(msgspec.Struct, omit_defaults=True):
+class Verdict(msgspec.Struct):
     """Everything the referee measured about one bot in one match."""
 
     status: str = "ok"
