@@ -10,6 +10,8 @@ from typing import Any
 import msgspec
 import pytest
 from conftest import ROOT, match_json, run_cli
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from referee.games import GAMES
 from referee.games.liars_dice import (
@@ -382,3 +384,36 @@ def test_params_round_trip() -> None:
         LiarsDice.create(3, {"players": 4})
     with pytest.raises(ValueError):
         LiarsDice.create(3, {"colour": "red"})
+
+
+@settings(max_examples=30, deadline=None)
+@given(players=st.integers(2, 7), seed=st.integers(0, 2**32), dice=st.integers(1, 5))
+def test_property_games_end_with_sane_counts(players: int, seed: int, dice: int) -> None:
+    import random
+
+    game = LiarsDice(players, dice=dice)
+    state = game.new_state(seed)
+    rng = random.Random(seed)
+    moves = 0
+    while not game.finished(state):
+        (seat,) = game.to_act(state)
+        assert state.dice_counts[seat] > 0
+        turn = game.observe(state, seat)
+        assert len(turn.dice) == turn.dice_counts[seat]
+        weights = [weight(b.quantity, b.face) for b in turn.bids]
+        assert weights == sorted(set(weights))  # strictly increasing within a round
+        total = sum(turn.dice_counts)
+        choice = rng.random()
+        if turn.bids and choice < 0.4:
+            action = call(rng.choice(["liar", "spot_on_lose_two", "spot_on_gain_one"]))
+        elif choice < 0.45:
+            action = bid(total + 1, 1)  # illegal: puts the player out
+        else:
+            action = bid(rng.randint(1, total), rng.randint(1, 6))
+        act(game, state, action)
+        assert all(0 <= n <= dice for n in state.dice_counts)
+        moves += 1
+        assert moves < 5_000
+    res = game.result(state)
+    assert sorted(s.placement for s in res.seats)[0] == 1
+    assert res.winner is not None or res.reason == "round_limit"

@@ -13,6 +13,8 @@ from typing import Any
 import msgspec
 import pytest
 from conftest import ROOT, match_json, run_cli
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from referee.games import GAMES
 from referee.games.rps_stuff import (
@@ -346,3 +348,34 @@ def test_cli_crash_is_disqualified_and_verifies(tmp_path: Path) -> None:
     assert crashed["stats"]["trades"] == 3
     verify = run_cli("verify", str(replay))
     assert verify.returncode == 0, verify.stdout + verify.stderr
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    players=st.integers(2, 6),
+    seed=st.integers(0, 2**32),
+    plays=st.lists(st.sampled_from([*KINDS, None]), min_size=1, max_size=120),
+)
+def test_property_counts_stay_sane(players: int, seed: int, plays: list[str | None]) -> None:
+    game = RockPaperStuff(players, trades=len(plays))
+    state = game.new_state(seed)
+    for i, kind in enumerate(plays):
+        if game.finished(state):
+            break
+        a, b = game.to_act(state)
+        assert a != b and state.alive[a] and state.alive[b]
+        before = [list(inv) for inv in state.inv]
+        act = None if kind is None else Action(play=kind)  # type: ignore[arg-type]
+        out = trade(game, state, {a: act, b: Action(play=KINDS[i % 5])})  # type: ignore[arg-type]
+        # The played kinds were held; each side gave exactly one item up.
+        for side, seat in enumerate((a, b)):
+            played = KINDS.index(out.played[side])
+            assert before[seat][played] > 0
+            diff = [x - y for x, y in zip(state.inv[seat], before[seat], strict=True)]
+            expect = [0] * 5
+            expect[played] -= 1
+            for k in out.received[side]:
+                expect[KINDS.index(k)] += 1
+            assert diff == expect
+        assert all(c >= 0 for inv in state.inv for c in inv)
+        assert len(out.died) <= 1
