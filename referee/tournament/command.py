@@ -119,6 +119,11 @@ def configure(p: argparse.ArgumentParser) -> None:
         metavar="N",
         help="matches in parallel, one worker process each (default: CPUs)",
     )
+    p.add_argument(
+        "--cluster",
+        metavar="tcp://HOST:PORT",
+        help="play the matches on this Dask scheduler's workers (docs/cluster.md)",
+    )
     p.add_argument("--out", metavar="DIR", help="output directory (default tournaments/<time>)")
     p.add_argument(
         "--resume",
@@ -281,6 +286,7 @@ def run(args: argparse.Namespace) -> int:
         _warn_changed_bots(store.get("digests"), resolved)
         try:
             _check_containment(resolved, args.quiet)
+            executor = _cluster_executor(args.cluster, args.jobs)
         except CliError:
             store.close()
             raise
@@ -296,20 +302,41 @@ def run(args: argparse.Namespace) -> int:
         out_dir = Path(cfg.out or os.path.join("tournaments", time.strftime("%Y%m%d-%H%M%S")))
         jobs = cfg.jobs or os.cpu_count() or 1
         _check_containment(resolved, args.quiet)
+        # Connect first: a wrong address leaves no output directory behind.
+        executor = _cluster_executor(args.cluster or cfg.cluster, args.jobs)
         try:
             store = Store.create(out_dir, resolved)
         except StateError as exc:
+            if executor is not None:
+                executor.close()
             raise CliError(str(exc)) from None
         store.set("digests", json.dumps(_digests(resolved)))
     try:
         with _exclusive(out_dir):
-            return _play(store, resolved, out_dir, jobs, args)
+            return _play(store, resolved, out_dir, jobs, args, executor)
     finally:
         store.close()
 
 
+def _cluster_executor(address: str | None, jobs: int | None) -> Any:
+    """A Dask executor for ``--cluster``/``cluster =`` (None: local workers)."""
+    if not address:
+        return None
+    from .cluster import ClusterError, DaskExecutor
+
+    try:
+        return DaskExecutor(address, jobs)
+    except ClusterError as exc:
+        raise CliError(str(exc)) from None
+
+
 def _play(
-    store: Any, resolved: Resolved, out_dir: Path, jobs: int, args: argparse.Namespace
+    store: Any,
+    resolved: Resolved,
+    out_dir: Path,
+    jobs: int,
+    args: argparse.Namespace,
+    executor: Any = None,
 ) -> int:
     import trio
     from rich.console import Console
@@ -325,7 +352,8 @@ def _play(
 
     runner = Runner(store, resolved, out_dir)
     runner.load()
-    executor = ProcessExecutor(jobs, out_dir / "logs")
+    if executor is None:
+        executor = ProcessExecutor(jobs, out_dir / "logs")
     live = show and console.is_terminal
     if show and not live:
 
@@ -342,7 +370,7 @@ def _play(
     if show:
         counts = store.counts()
         console.print(
-            f"{resolved.name}: {len(runner.names)} bots, {jobs} workers, seed {resolved.seed}, "
+            f"{resolved.name}: {len(runner.names)} bots, {executor.size} workers, seed {resolved.seed}, "
             f"output {out_dir}"
             + (f" ({counts['done']} matches already done)" if counts["done"] else ""),
             highlight=False,

@@ -58,6 +58,7 @@ class TournamentConfig(_Strict):
     params: dict[str, Any] = msgspec.field(default_factory=dict)  # other game parameters
     seed: int | None = None  # None: random, recorded in the database
     jobs: int = 0  # parallel matches; 0: one per CPU
+    cluster: str | None = None  # a Dask scheduler (tcp://HOST:PORT); None: local workers
     out: str | None = None  # output directory; None: tournaments/<time>
     pool: PoolConfig = msgspec.field(default_factory=PoolConfig)
     finals: FinalsConfig = msgspec.field(default_factory=FinalsConfig)
