@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -63,6 +64,10 @@ elif variant == "fast-read":
         self._scan_from = len(self.inbuf)
         return True
     P.BotProcess.read_stdout = read_stdout
+elif variant == "fast-play":
+    sys.path.insert(0, os.path.join(os.getcwd(), "bench"))
+    from fastplay import fast_play
+    M.Match._play = fast_play
 elif variant == "bare-trio":
     pass
 elif variant != "base":
@@ -103,6 +108,7 @@ async def bare(rounds):
         await line(i, time.monotonic() + 10)
     last = [None, None]
     c = time.process_time()
+    start_count()
     for r in range(1, rounds + 1):
         for i in range(2):
             os.write(fds[i][0], enc(Turn(r, last[1 - i], last[i], "HIGH")) + b"\n")
@@ -111,6 +117,7 @@ async def bare(rounds):
             last[i] = dec(await line(i, deadline)).real_move
         if r % 256 == 0:
             await trio.lowlevel.checkpoint()
+    stop_count()
     LOOP[0] = time.process_time() - c
     for i in range(2):
         os.write(fds[i][0], b'{"type":"end"}\n')
@@ -120,10 +127,29 @@ async def bare(rounds):
 # CPU of the round loop alone: spawning, probing the sandbox and scoring are
 # fixed costs per match and would blur a per-round figure.
 LOOP = [0.0]
+OPS = [0]
+COUNT = os.environ.get("ABLATE_OPCODES") == "1"
+
+def tracer(frame, event, arg):
+    # Every bytecode executed, in the loop and everything it calls.
+    frame.f_trace_opcodes = True
+    if event == "opcode":
+        OPS[0] += 1
+    return tracer
+
+def start_count():
+    if COUNT:
+        sys.settrace(tracer)
+
+def stop_count():
+    if COUNT:
+        sys.settrace(None)
 play = M.Match._play
 async def timed_play(self):
     c = time.process_time()
+    start_count()
     await play(self)
+    stop_count()
     LOOP[0] = time.process_time() - c
 M.Match._play = timed_play
 
@@ -135,7 +161,7 @@ else:
     out = trio.run(M.run_match, [M.BotSpec([cbot]), M.BotSpec([cbot])], cfg)
     assert out.result.steps == rounds and not out.faults, out.faults
 cpu, wall = time.process_time() - c0, time.monotonic() - w0
-print(json.dumps({"cpu_us": LOOP[0] / rounds * 1e6, "rate": rounds / wall}))
+print(json.dumps({"cpu_us": LOOP[0] / rounds * 1e6, "rate": rounds / wall, "ops": OPS[0] / rounds}))
 """
 
 VARIANTS = (
@@ -143,17 +169,20 @@ VARIANTS = (
     "no-replay",
     "no-watchdog",
     "fast-read",
+    "fast-play",
     "sandbox-basic",
     "bare-trio",
 )
 
 
-def run(variant: str, rounds: int, tmp: Path) -> dict:
+def run(variant: str, rounds: int, tmp: Path, opcodes: bool = False) -> dict:
+    env = dict(os.environ, ABLATE_OPCODES="1" if opcodes else "0")
     done = subprocess.run(
         [sys.executable, "-c", CHILD, variant, str(rounds), str(tmp / "m.jsonl"), str(CBOT)],
         capture_output=True,
         text=True,
         cwd=ROOT,
+        env=env,
         timeout=600,
     )
     if done.returncode != 0:
@@ -166,8 +195,21 @@ def main() -> None:
     p.add_argument("--rounds", type=int, default=10_000)
     p.add_argument("--reps", type=int, default=3)
     p.add_argument("--variants", default=",".join(VARIANTS))
+    p.add_argument(
+        "--opcodes",
+        action="store_true",
+        help="count Python bytecodes executed per round instead (deterministic: "
+        "no other load moves it; 1,000 rounds, one run each)",
+    )
     args = p.parse_args()
     variants = args.variants.split(",")
+    if args.opcodes:
+        with tempfile.TemporaryDirectory(prefix="bench-ablate-") as tmp:
+            print(f"{'variant':<14} {'bytecodes/round':>16}")
+            for v in variants:
+                out = run(v, 1_000, Path(tmp), opcodes=True)
+                print(f"{v:<14} {out['ops']:>16,.0f}", flush=True)
+        return
     cpu: dict[str, list[float]] = {v: [] for v in variants}
     rate: dict[str, list[float]] = {v: [] for v in variants}
     with tempfile.TemporaryDirectory(prefix="bench-ablate-") as tmp:
@@ -178,11 +220,16 @@ def main() -> None:
                 rate[v].append(out["rate"])
             print(f"rep {rep + 1}: " + "  ".join(f"{v} {cpu[v][-1]:.1f}" for v in variants))
     base = statistics.median(cpu["base"]) if "base" in cpu else None
-    print(f"\n{'variant':<14} {'CPU us/round':>12} {'vs base':>8} {'rounds/s':>9}")
+    # The median says what is typical; the minimum is least moved by other load.
+    print(
+        f"\n{'variant':<14} {'CPU us/round median':>20} {'vs base':>8} {'min':>6} {'rounds/s':>9}"
+    )
     for v in variants:
         c = statistics.median(cpu[v])
         diff = f"{c - base:+.1f}" if base is not None else ""
-        print(f"{v:<14} {c:>12.1f} {diff:>8} {statistics.median(rate[v]):>9,.0f}")
+        print(
+            f"{v:<14} {c:>20.1f} {diff:>8} {min(cpu[v]):>6.1f} {statistics.median(rate[v]):>9,.0f}"
+        )
 
 
 if __name__ == "__main__":
