@@ -3,7 +3,7 @@
     python bench/run.py [--quick] [--only NAME[,NAME...]] [--reps N] [--no-write]
 
 Scenarios (``--only``): floor-smoke, cc, py, rss, startup, kaggle, tournament,
-iocaine, profile. Each prints its figures as it goes; at the end a table of
+iocaine, profile, bytecodes. Each prints its figures as it goes; at the end a table of
 results with the issue's targets is printed and written into docs/performance.md
 (between the ``bench:begin``/``bench:end`` markers; text outside them is kept).
 
@@ -44,6 +44,7 @@ FLOOR = BIN / "floor"
 CBOT = BIN / "cbot"
 PYBOT = BENCH / "pybot.py"
 KAGGLE_VENV = BENCH / ".kaggle-venv"
+KAGGLE_RUNTIME = ("jsonschema", "numpy", "requests")
 DOC = ROOT / "docs" / "performance.md"
 BEGIN, END = "<!-- bench:begin -->", "<!-- bench:end -->"
 
@@ -66,6 +67,7 @@ SCENARIOS = (
     "tournament",
     "iocaine",
     "profile",
+    "bytecodes",
 )
 
 
@@ -108,7 +110,10 @@ def build() -> None:
     for src, out in ((BENCH / "floor.c", FLOOR), (BENCH / "cbot.c", CBOT)):
         if out.exists() and out.stat().st_mtime >= src.stat().st_mtime:
             continue
-        subprocess.run([cc, "-O2", "-Wall", "-o", str(out), str(src)], check=True)
+        # Compile aside and rename, so a run that starts meanwhile never sees half a file.
+        tmp = out.with_name(f".{out.name}.{os.getpid()}")
+        subprocess.run([cc, "-O2", "-Wall", "-o", str(tmp), str(src)], check=True)
+        os.replace(tmp, out)
 
 
 # -- running one match --------------------------------------------------------
@@ -341,6 +346,7 @@ def scenario_startup(rep: Report, args: argparse.Namespace) -> None:
         rep.skip("start-up to round 1", str(exc))
         return
     ref, floor = statistics.median(got["referee"]), statistics.median(got["floor"])
+    imports = _import_costs(args.reps)
     rep.add(
         Row(
             "start-up: `referee match` launch to round 1, two Python bots",
@@ -349,6 +355,33 @@ def scenario_startup(rep: Report, args: argparse.Namespace) -> None:
             judge(ref < 0.5),
         )
     )
+    rep.add(
+        Row(
+            "start-up: interpreter and imports (process wall time)",
+            ", ".join(f"{name} {t:.3f} s" for name, t in imports.items()),
+        )
+    )
+
+
+IMPORT_PROBES = {
+    "python -c pass": "pass",
+    "import trio, msgspec": "import trio, msgspec",
+    "import numpy": "import numpy",
+    "import referee.cli + referee.match": "import referee.cli, referee.match",
+    "... + rich.console": "import referee.cli, referee.match, rich.console",
+}
+
+
+def _import_costs(reps: int) -> dict[str, float]:
+    """Where a referee's start goes before it spawns anything: each probe is a fresh
+    interpreter, timed from the outside, alternating, medians."""
+    got: dict[str, list[float]] = {name: [] for name in IMPORT_PROBES}
+    for _ in range(reps):
+        for name, code in IMPORT_PROBES.items():
+            t0 = time.monotonic()
+            subprocess.run([PY, "-c", code], check=True, cwd=ROOT, env=ENV)
+            got[name].append(time.monotonic() - t0)
+    return {name: statistics.median(v) for name, v in got.items()}
 
 
 def _kaggle_python() -> Path | None:
@@ -359,15 +392,26 @@ def _kaggle_python() -> Path | None:
         if probe.returncode == 0:
             return py
     print("  kaggle: installing kaggle-environments into bench/.kaggle-venv (first run only)")
+    shutil.rmtree(KAGGLE_VENV, ignore_errors=True)
     try:
-        if not py.exists():
-            subprocess.run([PY, "-m", "venv", str(KAGGLE_VENV)], check=True, timeout=300)
+        subprocess.run([PY, "-m", "venv", str(KAGGLE_VENV)], check=True, timeout=300)
+        # kaggle-environments itself without its declared dependencies (jax,
+        # open_spiel, transformers, ...: 1.6 GB and minutes to install), plus what
+        # its core and the rps environment import. Environments whose imports
+        # are missing fail to register with a printed note; rps is unaffected.
         done = subprocess.run(
-            [str(py), "-m", "pip", "install", "-q", "kaggle-environments"],
+            [str(py), "-m", "pip", "install", "-q", "--no-deps", "kaggle-environments"],
             capture_output=True,
             text=True,
             timeout=1200,
         )
+        if done.returncode == 0:
+            done = subprocess.run(
+                [str(py), "-m", "pip", "install", "-q", *KAGGLE_RUNTIME],
+                capture_output=True,
+                text=True,
+                timeout=1200,
+            )
     except (subprocess.SubprocessError, OSError) as exc:
         raise BenchError(f"cannot create bench/.kaggle-venv: {exc}") from None
     if done.returncode != 0:
@@ -546,6 +590,32 @@ def scenario_iocaine(rep: Report, args: argparse.Namespace) -> None:
     )
 
 
+def scenario_bytecodes(rep: Report, args: argparse.Namespace) -> None:
+    """Python bytecodes executed per round: unlike time, no other load moves it,
+    so it tracks the loop's cost from run to run on a noisy machine."""
+    what = "Python bytecodes per round in the round loop, C bots"
+    done = subprocess.run(
+        [PY, str(BENCH / "ablate.py"), "--opcodes", "--variants", "base,bare-trio"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=ENV,
+        timeout=600,
+    )
+    counts = dict(re.findall(r"^(base|bare-trio)\s+([0-9,]+)\s*$", done.stdout, re.M))
+    if done.returncode != 0 or len(counts) != 2:
+        rep.skip(what, f"ablate.py --opcodes failed: {(done.stderr or done.stdout)[-300:]}")
+        return
+    base, bare = (int(counts[k].replace(",", "")) for k in ("base", "bare-trio"))
+    rep.add(
+        Row(
+            what,
+            f"{base:,} (the smallest correct trio loop for the same exchange, without "
+            f"replay or game rules: {bare:,})",
+        )
+    )
+
+
 PROFILE_CHILD = r"""
 import cProfile, io, json, pstats, sys, time
 import trio
@@ -627,6 +697,7 @@ RUNNERS: dict[str, Callable[[Report, argparse.Namespace], None]] = {
     "tournament": scenario_tournament,
     "iocaine": scenario_iocaine,
     "profile": scenario_profile,
+    "bytecodes": scenario_bytecodes,
 }
 
 
