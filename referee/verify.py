@@ -5,7 +5,8 @@ actions through the game's own rules (the same ``Game`` the driver used), so a
 replay verifies only if every turn message, every outcome and the final result
 are exactly what the rules give for the recorded moves, and the hash chain is
 unbroken. The command reads the file (plain or gzip, possibly cut short by a
-killed referee) and prints one line.
+killed referee) and prints one line (and, for a file that fails both ways, the
+first rules mismatch next to the first chain break).
 
 The chain alone proves only that the file is internally consistent: anyone can
 re-hash an edited file. Pass ``--expect-hash`` with the final hash published
@@ -32,8 +33,8 @@ NULL = b"null"
 
 class Step(msgspec.Struct, tag="step", tag_field="type", omit_defaults=True):
     """A step record as read back. Same fields as ``replay.Step``, but a seat's
-    obs/act is kept as raw JSON with ``null`` as the bytes ``null``: msgspec
-    cannot decode the writer's ``Raw | None`` union."""
+    obs/act and the outcome stay raw JSON bytes (``null`` as the bytes ``null``),
+    so they can be compared byte for byte with the rules' own encoding."""
 
     n: int
     obs: list[msgspec.Raw]
@@ -226,7 +227,7 @@ class _Verifier:
             self.problem(CHAIN, number, None, f"line {number} has no hash field")
             return line.rstrip(b"\n"), False
         body, h = sealed
-        expected_line, expected_h = chain_line(self.prev_h, body)
+        _line, expected_h = chain_line(self.prev_h, body)
         if h != expected_h:
             if self.report.chain_intact:
                 self.problem(
