@@ -74,11 +74,13 @@
   const PAD = { l: 54, r: 12, t: 22, b: 20 };
   const plots = [];
 
-  function niceTicks(lo, hi, count) {
+  function niceTicks(lo, hi, count, integer) {
+    // Round-numbered ticks, about ``count`` of them (at least two when possible).
     if (!(hi > lo)) return [lo];
     const raw = (hi - lo) / count;
     const mag = Math.pow(10, Math.floor(Math.log10(raw)));
-    const step = [1, 2, 5, 10].map((k) => k * mag).find((k) => k >= raw) || raw;
+    let step = [1, 2, 5, 10].map((k) => k * mag).find((k) => k >= raw * 0.6) || raw;
+    if (integer) step = Math.max(1, Math.round(step));
     const out = [];
     for (let v = Math.ceil(lo / step) * step; v <= hi + 1e-9; v += step) out.push(v);
     return out;
@@ -150,7 +152,7 @@
     ctx.font = "11px system-ui, sans-serif";
     ctx.textAlign = "right";
     ctx.textBaseline = "middle";
-    const ticks = fixedTicks || (logScale ? logTicks(lo, hi) : niceTicks(lo, hi, 4));
+    const ticks = fixedTicks || (logScale ? logTicks(lo, hi) : niceTicks(lo, hi, 4, true));
     for (const v of ticks) {
       const yy = Math.round(y(v)) + 0.5;
       ctx.beginPath();
@@ -161,7 +163,7 @@
     }
     ctx.textAlign = "center";
     ctx.textBaseline = "top";
-    for (const r of niceTicks(num(view.lo), num(view.hi - 1), 8)) {
+    for (const r of niceTicks(num(view.lo), num(view.hi - 1), 8, true)) {
       const i = r - D.first;
       if (i < view.lo || i >= view.hi) continue;
       const xx = roundToX(p, i);
