@@ -7,16 +7,17 @@ from the main thread. (``setpriv --pdeathsig`` and ``bwrap --die-with-parent`` f
 the *thread* that forked the bot exits; trio's ``open_process`` forks from a worker
 thread that idles out after 10 s and would take the bot with it.)
 
-Layers, strongest first (see ``/work/shared/notes/containment.md`` for the probes):
+Layers, strongest first (the probes behind these choices are in the project's
+containment research notes):
 
 ``bwrap``
     bubblewrap: user, pid, net, ipc, uts and mount namespaces; a read-only view of
     ``/usr``, the bot's own files and its interpreter; a writable scratch directory;
     sized tmpfs for ``/tmp`` and ``/dev/shm``.
 ``unshare``
-    util-linux ``unshare``: user, pid, net, ipc and uts namespaces (no network, the
-    referee is invisible and unsignalable), plus a Landlock filesystem policy applied by
-    a small Python shim when the kernel supports Landlock.
+    user, pid, net, mount, ipc and uts namespaces made by the launcher shim itself
+    (no network; the referee is invisible and cannot be signalled), plus a Landlock
+    filesystem policy when the kernel supports Landlock.
 ``landlock``
     no namespaces: Landlock restricts the filesystem, TCP and (ABI >= 6) signals. UDP
     is *not* blocked and escaped processes are only caught by the subreaper sweep.
@@ -24,10 +25,13 @@ Layers, strongest first (see ``/work/shared/notes/containment.md`` for the probe
     resource limits, a clean environment and process-tree teardown only. It does not
     stop network use, file access or signals to the referee.
 
-Every layer runs under the same launcher prefix, which sets the limits before the bot
-exists: ``prlimit ... -- setpriv --no-new-privs --pdeathsig KILL -- choom -n 1000 --``
-(util-linux), or a small Python shim (``python -I -S -c <source of _shim_main>``)
-when those tools are missing or Landlock must be applied.
+Limits are set before the bot exists, by a launcher prefix rather than a
+``preexec_fn``: ``prlimit ... -- setpriv --no-new-privs --pdeathsig KILL -- choom -n
+1000 --`` (util-linux; basic and bwrap), or a small Python shim (``python -I -S -c
+<source of _shim_main>``) that also makes the namespaces and applies Landlock (unshare
+and landlock, and any layer when the util-linux tools are missing). Every wrapper
+either execs the bot or lets go of its stdin and stdout, so that a bot closing a pipe
+is noticed.
 """
 
 from __future__ import annotations
@@ -283,7 +287,7 @@ def _self_test(layer: Layer) -> None:
             ["true"], bot_dir=None, scratch=Path(tmp), limits=Limits(), layer=layer
         )
         try:
-            proc = subprocess.run(
+            proc = subprocess.Popen(
                 launch.argv,
                 env=launch.env,
                 cwd=launch.cwd,
@@ -291,13 +295,17 @@ def _self_test(layer: Layer) -> None:
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.PIPE,
-                timeout=10,
-                check=False,
             )
-        except (OSError, subprocess.TimeoutExpired) as exc:
+        except OSError as exc:
             raise SandboxError(f"self-test failed: {exc}") from exc
+        try:
+            _, stderr = proc.communicate(timeout=10)
+        except subprocess.TimeoutExpired as exc:
+            kill_tree(proc.pid)
+            proc.communicate()
+            raise SandboxError("self-test failed: `true` did not finish within 10 s") from exc
         if proc.returncode != 0:
-            err = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+            err = stderr.decode("utf-8", "replace").strip().splitlines()
             detail = err[-1] if err else f"exit status {proc.returncode}"
             raise SandboxError(f"self-test failed: {detail}")
 
@@ -314,6 +322,7 @@ def _limiter_tools() -> dict[str, str]:
     return tools
 
 
+@functools.cache
 def _util_linux_version(path: str) -> str:
     # "prlimit from util-linux 2.38.1" -> "2.38.1"
     return _run_quiet([path, "--version"]).strip().rsplit(" ", 1)[-1] or "unknown"
@@ -434,13 +443,18 @@ def _resolve_command(
 def _bot_paths(program: str, script: str | None, bot_dir: Path | None) -> list[str]:
     """Read-only paths a bot needs: its dir, its program's install prefixes, the script."""
     paths: list[str] = []
-    if bot_dir is not None:
+    # A directory as broad as "/", /home or the home dir itself is never exposed whole
+    # (a bot started as ~/bot would otherwise see all of the user's files).
+    if bot_dir is not None and not _too_broad(bot_dir.resolve()):
         paths.append(str(bot_dir.resolve()))
     for hop in _symlink_chain(program):
         paths.append(_install_prefix(hop))
     if script is not None:
         for hop in _symlink_chain(script):
-            paths.append(hop if os.path.isdir(hop) else _install_prefix(hop))
+            if not os.path.isdir(hop):
+                paths.append(_install_prefix(hop))
+            elif not _too_broad(Path(hop)):
+                paths.append(hop)
     # Keep only paths not already visible under /usr or another entry; parents first.
     result: list[str] = []
     for path in sorted(set(paths), key=lambda p: (p.count("/"), p)):
@@ -566,7 +580,9 @@ def _shim_limits(limits: Limits) -> dict[str, Any]:
 def _shim_argv(spec: dict[str, Any]) -> list[str]:
     # -I: ignore PYTHON* variables and the user's site dir; -S: skip site (and with it
     # the import hooks of editable installs), which makes start-up several times faster.
-    return [sys.executable, "-I", "-S", "-c", _shim_source(), json.dumps(spec), "--"]
+    if _SHIM_SOURCE is None:
+        raise SandboxError("the launcher shim's source is not available")
+    return [sys.executable, "-I", "-S", "-c", _SHIM_SOURCE, json.dumps(spec), "--"]
 
 
 def _bwrap_args(
@@ -823,10 +839,17 @@ def _shim_main(args: list[str]) -> None:
         os._exit(126)
 
 
-@functools.cache
-def _shim_source() -> str:
-    body = textwrap.dedent(inspect.getsource(_shim_main))
+def _read_shim_source() -> str | None:
+    # Read now, at import: inspect reads the file again on every call, and a file
+    # replaced on disk under a running referee would yield the wrong lines.
+    try:
+        body = textwrap.dedent(inspect.getsource(_shim_main))
+    except (OSError, TypeError):
+        return None  # no source available (e.g. a zipped, compiled-only install)
     return f"{body}\nimport sys\n_shim_main(sys.argv[1:])\n"
+
+
+_SHIM_SOURCE = _read_shim_source()
 
 
 # ---------------------------------------------------------------------------

@@ -504,3 +504,46 @@ def test_vanished_processes_are_harmless() -> None:
     proc.wait()
     assert sandbox.tree_usage(proc.pid) == sandbox.TreeUsage(0, 0.0, [])
     assert sandbox.kill_tree(proc.pid) == 0
+
+
+def test_relative_script_is_resolved(
+    layer: sandbox.Layer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The bot runs in its scratch dir, so "bots/x.py" must mean the referee's cwd's.
+    (tmp_path / "bots").mkdir()
+    (tmp_path / "bots" / "x.py").write_text("print('relative ok')\n")
+    monkeypatch.chdir(tmp_path)
+    launch = sandbox.prepare_launch(
+        [sys.executable, "bots/x.py"],
+        bot_dir=None,
+        scratch=tmp_path / "scratch",
+        limits=Limits(),
+        layer=layer,
+    )
+    assert str(tmp_path / "bots" / "x.py") in launch.argv
+    proc = subprocess.run(
+        launch.argv,
+        env=launch.env,
+        cwd=launch.cwd,
+        start_new_session=True,
+        capture_output=True,
+        timeout=60,
+    )
+    assert proc.stdout == b"relative ok\n", proc.stderr
+
+
+def test_broad_directories_are_never_exposed(tmp_path: Path) -> None:
+    try:
+        layer = sandbox.choose_layer("bwrap")
+    except sandbox.SandboxError as exc:
+        pytest.skip(f"layer bwrap does not work here: {exc}")
+    launch = sandbox.prepare_launch(
+        [sys.executable, "-c", "pass"],
+        bot_dir=Path.home(),
+        scratch=tmp_path / "scratch",
+        limits=Limits(),
+        layer=layer,
+    )
+    bound = {launch.argv[i + 1] for i, a in enumerate(launch.argv) if a == "--ro-bind"}
+    assert str(Path.home()) not in bound
+    assert "/" not in bound
