@@ -482,3 +482,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"referee {args.command}: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # Output piped into something that stopped reading (``| head``): not an error.
+        try:
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 (silence the flush at exit)
+        except OSError:
+            pass
+        return EXIT_OK

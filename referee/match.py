@@ -457,6 +457,9 @@ class Match:
                     fatal.append(seat)
             over = self._watchdog(step, force=False) if time.monotonic() >= self._next_watch else ()
             if fatal or over:
+                if pending is not None:  # keep records in step order
+                    writer.write(pending)
+                    pending = None
                 self._disqualify(fatal + list(over), step)
                 continue
             obs: list[msgspec.Raw | None] = [None] * nseats
