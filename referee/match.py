@@ -520,6 +520,17 @@ class Match:
                         fatal.append(seat)
                         continue
                     line, t = got
+                    if t > deadline[seat]:
+                        # It came, but after the deadline: a timeout all the same.
+                        step_faults[seat] = self._fault(
+                            seat,
+                            step,
+                            faults.TIMEOUT,
+                            f"reply after {t - sent[seat]:.3f} s > {move_s:g} s "
+                            f"(+{s.bank:.3f} s bank)",
+                        )
+                        s.bank = 0.0
+                        continue
                     took = t - sent[seat]
                     latency[seat] = int(took * 1e6)
                     if took > s.max_move:

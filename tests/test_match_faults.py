@@ -36,8 +36,10 @@ def test_sleeping_past_the_timeout_loses_one_round_and_the_late_reply_is_dropped
     tmp_path, bot_copy
 ):
     bot_copy("faulty.py"), bot_copy("steady.py")
+    # Round 5 times out at 0.8 s, the bot wakes at 1.2 s, answers round 5 (late) and
+    # then round 6, which it was sent at 0.8 s: 0.4 s of margin on both sides.
     result, replay = run(
-        tmp_path, "sleep 5 0.8", extra=("--move-timeout", "0.4", "--time-bank", "0")
+        tmp_path, "sleep 5 1.2", extra=("--move-timeout", "0.8", "--time-bank", "0")
     )
     v0 = result["seats"][0]["verdict"]
     assert [(f["round"], f["kind"]) for f in v0["faults"]] == [(5, "timeout")]
