@@ -14,9 +14,9 @@ task, so no shared filesystem is needed.
 Worker side, :func:`play_on_worker` verifies every archive against its hash,
 unpacks it into a cache keyed by that hash (checked again before each match),
 rewrites the argv to the unpacked paths and the worker's own interpreters, and
-plays the match in a fresh ``python -m referee.tournament.worker`` process: the
-same code, limits and containment layers as a local run, with the bots' subreaper
-and parent-death signals tied to a process of their own rather than to a thread of
+plays the match in a ``python -m referee.tournament.worker`` process of its own,
+as a local run does: the same code, limits and containment layers, with the bots'
+subreaper and parent-death signals tied to that process rather than to a thread of
 the Dask worker. The replay and the bots' stderr logs come back as bytes.
 
 Dask is an optional dependency (``pip install referee[cluster]``): this module
@@ -164,15 +164,14 @@ def package_bot(label: str, argv: Sequence[str]) -> tuple[BotPackage, bytes | No
     return BotPackage(label=label, argv=out, archive=digest), data
 
 
-def code_digest() -> str:
-    """sha256 over the referee package's source: workers refuse to play with
-    different referee code than the coordinator's (results would differ)."""
-    root = Path(__file__).resolve().parent.parent
-    h = hashlib.sha256()
-    for path in sorted(root.rglob("*.py")):
-        h.update(path.relative_to(root).as_posix().encode() + b"\0")
-        h.update(path.read_bytes())
-    return h.hexdigest()
+def code_version() -> str:
+    """What a worker must share with the coordinator: the referee release and the
+    replay format. (Not a hash of the source: a development checkout edited while
+    a league runs would refuse every worker; keep those in sync by hand.)"""
+    from .. import __version__
+    from ..replay import FORMAT_NAME, FORMAT_VERSION
+
+    return f"referee {__version__}, {FORMAT_NAME} {FORMAT_VERSION}"
 
 
 # -- unpacking (worker) --------------------------------------------------------
@@ -357,17 +356,19 @@ def play_on_worker(
     job: dict[str, Any],
     bots: list[dict[str, Any]],
     archives: dict[str, bytes],
-    digest: str,
+    version: str,
 ) -> dict[str, Any]:
     """The Dask task: play one match, return ``{"outcome", "replay", "logs"}``.
 
     Raises ArchiveError (never retried) if a bot's archive does not verify or the
     worker's referee is not the coordinator's, any other exception if the match
     could not be played here (the coordinator tries again)."""
-    if code_digest() != digest:
+    if code_version() != version:
+        worker = _this_worker()
+        where = f"worker {worker.address}" if worker is not None else "this worker"
         raise ArchiveError(
-            "this worker has different referee code from the coordinator's: "
-            "install the same referee version on every worker"
+            f"{where} runs {code_version()}, the coordinator {version}: install the "
+            "same referee on every worker and restart the workers after an upgrade"
         )
     root = cache_root()
     dirs = {sha: unpack_bot(sha, data, root) for sha, data in archives.items()}
@@ -391,7 +392,7 @@ def play_on_worker(
         cfg["log_dir"] = str(log_dir)
         line = msgspec.json.encode(Job(id=match_id, bots=specs, cfg=cfg)) + b"\n"
         _announce(key, match_id)
-        raw, stderr = _run_match_process(line, Path(tmp), key)
+        raw, stderr = _run_match_process(line, key)
         try:
             reply = msgspec.json.decode(raw, type=Reply)
         except (msgspec.ValidationError, msgspec.DecodeError):
@@ -411,34 +412,84 @@ def play_on_worker(
         }
 
 
-def _run_match_process(line: bytes, tmp: Path, key: str) -> tuple[bytes, str]:
-    """Play one job line in a new ``referee.tournament.worker``; its reply line and
-    the tail of its stderr. Its stdin stays open until the reply: closing it is how
-    a match is abandoned (and how the match ends if this Dask worker dies)."""
-    err_path = tmp / "worker.stderr"
-    with open(err_path, "wb") as err:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "referee.tournament.worker"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=err,
-            # Its own session, as locally: signals for the Dask worker's process
-            # group (a terminal's Ctrl-C) must not reach the bots.
-            start_new_session=True,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        )
-    assert proc.stdin is not None and proc.stdout is not None
-    reply = b""
+class _MatchProcess:
+    """A ``referee.tournament.worker`` serving one Dask worker thread, one job at a
+    time, exactly as ProcessExecutor's workers serve a local run.
+
+    It is a process of its own, so the bots' subreaper and parent-death signals
+    belong to it (not to a thread of the Dask worker, whose threads come and go),
+    and a match that crashes it cannot take the Dask worker down. It is kept for
+    the thread's next match because starting Python and importing the referee
+    costs more than a short match (see docs/cluster.md); one that died, or whose
+    match was abandoned, is replaced."""
+
+    def __init__(self, log_dir: Path) -> None:
+        self.log = log_dir / f"referee-worker-{os.getpid()}-{threading.get_ident()}.log"
+        with open(self.log, "ab") as err:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "referee.tournament.worker"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=err,
+                # Its own session, as locally: signals for the Dask worker's process
+                # group (a terminal's Ctrl-C) must not reach the bots.
+                start_new_session=True,
+                env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            )
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def close(self) -> None:
+        """End of input: it exits, abandoning (and killing the bots of) any match."""
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        try:
+            self.proc.stdin.close()
+        except OSError:
+            pass
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self.proc.stdout.close()
+
+    def tail(self) -> str:
+        try:
+            return _read_capped(self.log)[-2000:].decode(errors="replace").strip()
+        except OSError:
+            return ""
+
+
+_local = threading.local()  # each Dask worker thread's _MatchProcess
+
+
+def _match_process() -> _MatchProcess:
+    mp: _MatchProcess | None = getattr(_local, "process", None)
+    if mp is not None and mp.alive():
+        return mp
+    if mp is not None:
+        mp.close()
+    worker = _this_worker()
+    log_dir = Path(worker.local_directory) if worker is not None else Path(tempfile.gettempdir())
+    mp = _local.process = _MatchProcess(log_dir)
+    return mp
+
+
+def _run_match_process(line: bytes, key: str) -> tuple[bytes, str]:
+    """Play one job line; the reply line (empty if there is none) and the tail of
+    the match process's stderr."""
+    mp = _match_process()
+    assert mp.proc.stdin is not None and mp.proc.stdout is not None
+    buf = b""
     try:
-        proc.stdin.write(line)
-        proc.stdin.flush()
-        out_fd = proc.stdout.fileno()
-        buf = b""
+        mp.proc.stdin.write(line)
+        mp.proc.stdin.flush()
+        out_fd = mp.proc.stdout.fileno()
         while b"\n" not in buf:
             # Wake once a second to notice a cancelled task (Ctrl-C on the
             # coordinator): the match is abandoned instead of played for nobody.
-            ready = _wait_readable(out_fd, 1.0)
-            if not ready:
+            if not _wait_readable(out_fd, 1.0):
                 if _cancelled(key):
                     break
                 continue
@@ -446,20 +497,13 @@ def _run_match_process(line: bytes, tmp: Path, key: str) -> tuple[bytes, str]:
             if not data:
                 break
             buf += data
-        reply = buf.split(b"\n", 1)[0] if b"\n" in buf else b""
-    finally:
-        try:
-            proc.stdin.close()
-        except OSError:
-            pass
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        proc.stdout.close()
-    tail = _read_capped(err_path)[-2000:].decode(errors="replace").strip()
-    return reply, tail
+    except OSError:
+        pass  # it died: reported below as no reply
+    if b"\n" not in buf:
+        mp.close()
+        _local.process = None
+        return b"", mp.tail()
+    return buf.split(b"\n", 1)[0], ""
 
 
 def _wait_readable(fd: int, timeout: float) -> bool:
@@ -524,7 +568,7 @@ class DaskExecutor:
         self._alive: dict[str, int] = {}  # worker address -> threads
         self._refresh()
         self._size = jobs or max(1, sum(self._alive.values()))
-        self._digest = code_digest()
+        self._version = code_version()
         self._packages: dict[tuple[str, ...], tuple[BotPackage, bytes | None]] = {}
         self._running: dict[str, _Running] = {}  # match id -> where it plays
         self._order: dict[str, int] = {}  # worker address -> index, in order seen
@@ -638,7 +682,7 @@ class DaskExecutor:
         # task arguments stay with the scheduler for as long as the task exists.
         future = await trio.to_thread.run_sync(
             lambda: self._client.submit(
-                play_on_worker, key, payload, bots, archives, self._digest, key=key, pure=False
+                play_on_worker, key, payload, bots, archives, self._version, key=key, pure=False
             )
         )
         try:
