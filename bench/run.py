@@ -249,7 +249,7 @@ def _versus(
             Row(
                 f"{what}: referee with --sandbox basic / floor",
                 f"{basic / floor:.2f}x ({fmt_rate(got['referee-basic'])}); "
-                f"default containment costs {1e6 / ref - 1e6 / basic:.0f} us/round",
+                f"default containment {1e6 / ref - 1e6 / basic:+.0f} us/round against basic",
             )
         )
 
@@ -450,22 +450,29 @@ def scenario_kaggle(rep: Report, args: argparse.Namespace) -> None:
             return float(info["rounds_per_s"])
 
         replay = str(tmp / "match.jsonl")
+        got: dict[str, list[float]] = {"kaggle": [], "referee-py": [], "referee-c": []}
+        py_bot, c_bot = [PY, str(PYBOT)], [str(CBOT)]
+
+        def referee_pair() -> None:
+            # Python bots are the counterpart of Kaggle's Python agents (which
+            # Kaggle calls in-process, with no pipes at all); C bots for reference.
+            got["referee-py"].append(run_referee(py_bot, py_bot, steps, replay)["rate"])
+            got["referee-c"].append(run_referee(c_bot, c_bot, steps, replay)["rate"])
+
         try:
-            # The referee side uses Python bots, the counterpart of Kaggle's Python
-            # agents (which Kaggle calls in-process, with no pipes at all).
-            got = alternate(
-                {
-                    "kaggle": kaggle,
-                    "referee-py": lambda: run_referee(
-                        [PY, str(PYBOT)], [PY, str(PYBOT)], steps, replay
-                    )["rate"],
-                    "referee-c": lambda: run_referee([str(CBOT)], [str(CBOT)], steps, replay)[
-                        "rate"
-                    ],
-                },
-                1 if args.quick else min(args.reps, 2),
-                "kaggle",
-            )
+            # Kaggle is the slow side (minutes for 10,000 steps under load), so
+            # each Kaggle run is sandwiched between referee runs rather than
+            # repeated as often as the other comparisons.
+            referee_pair()
+            for i in range(max(1, args.reps // 5)):
+                got["kaggle"].append(kaggle())
+                referee_pair()
+                print(
+                    f"  kaggle rep {i + 1}: kaggle {got['kaggle'][-1]:,.0f}, referee "
+                    f"{got['referee-py'][-1]:,.0f} (Python bots) "
+                    f"{got['referee-c'][-1]:,.0f} (C bots) rounds/s",
+                    flush=True,
+                )
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
     except BenchError as exc:
