@@ -30,6 +30,7 @@ import gzip
 import hashlib
 import io
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -550,11 +551,15 @@ class DaskExecutor:
         distributed = _import_dask()
         self.address = address
         self._distributed = distributed
+        if not re.fullmatch(r"[a-z]+://\S+:\d+", address):
+            raise ClusterError(f"bad scheduler address {address!r}: expected tcp://HOST:PORT")
         try:
+            # Dask retries a refused connection until the timeout: a typo should not
+            # cost half a minute.
             self._client = distributed.Client(
-                address, timeout=timeout, set_as_default=False, asynchronous=False
+                address, timeout=min(timeout, 10.0), set_as_default=False, asynchronous=False
             )
-        except (OSError, TimeoutError) as exc:
+        except (OSError, TimeoutError, ValueError) as exc:
             raise ClusterError(f"cannot reach the Dask scheduler at {address}: {exc}") from None
         try:
             if jobs is None:
