@@ -86,6 +86,7 @@ class BotPackage(msgspec.Struct, frozen=True):
 def _system_dirs() -> set[str]:
     dirs = {"/bin", "/sbin", "/usr/bin", "/usr/sbin", "/usr/local/bin"}
     dirs.add(str(Path(sys.executable).parent))
+    dirs.add(str(Path(sys.executable).resolve().parent))  # bot_dir_of resolves links
     return dirs
 
 
@@ -274,8 +275,12 @@ def unpack_bot(digest: str, data: bytes, root: Path) -> Path:
         try:
             with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
                 # The "data" filter refuses links, devices and paths leaving the
-                # directory (already excluded by _members, checked twice on purpose).
-                tar.extractall(staging, filter="data")
+                # directory (already excluded by _members, checked twice on purpose);
+                # Pythons before 3.11.4 lack it and rely on _members alone.
+                if hasattr(tarfile, "data_filter"):
+                    tar.extractall(staging, filter="data")
+                else:
+                    tar.extractall(staging)
             # Read-only: the tree is shared by every match using this bot.
             for dirpath, _dirs, files in os.walk(staging, topdown=False):
                 for name in files:
