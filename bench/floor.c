@@ -12,6 +12,10 @@
  *
  * Prints one line: "rounds R wall_s W rounds_per_s X" (or JSON with -j). The wall
  * time runs from the first spawn to the last reap, the span the referee reports.
+ *
+ * Not a referee for real bots: a reply that misses its deadline counts as a fault,
+ * but a late reply is then taken as the next round's (the benchmark's bots are
+ * never late), and there is no containment, replay or stderr capture.
  */
 #define _GNU_SOURCE
 #include <errno.h>
