@@ -241,7 +241,14 @@ def _run_match(args: argparse.Namespace) -> int:
     import msgspec
     import trio
 
-    from .match import BotSpec, MatchConfig, UsageError, resolve_command, run_match
+    from .match import (
+        BotSpec,
+        MatchConfig,
+        SandboxFailure,
+        UsageError,
+        resolve_command,
+        run_match,
+    )
 
     game = "roshambo" if args.classic else args.game
     try:
@@ -291,6 +298,8 @@ def _run_match(args: argparse.Namespace) -> int:
         outcome = trio.run(go)
     except UsageError as exc:
         raise CliError(str(exc)) from None
+    except SandboxFailure as exc:
+        raise CliError(str(exc), EXIT_INTERNAL) from None
     layer = outcome.header.containment.get("layer")
     if show:
         from .ui import result_table, winner_line

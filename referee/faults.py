@@ -25,6 +25,7 @@ CRASH = "crash"
 MEMORY_LIMIT = "memory_limit"
 CPU_LIMIT = "cpu_limit"
 OUTPUT_LIMIT = "output_limit"
+PROCESS_LIMIT = "process_limit"
 HANDSHAKE = "handshake"
 TOO_MANY_FAULTS = "too_many_faults"
 ESCAPED_PROCESS = "escaped_process"
@@ -43,6 +44,7 @@ FATAL_FAULTS = frozenset(
         MEMORY_LIMIT,
         CPU_LIMIT,
         OUTPUT_LIMIT,
+        PROCESS_LIMIT,
         HANDSHAKE,
         TOO_MANY_FAULTS,
         SANDBOX_ERROR,
@@ -55,6 +57,7 @@ STATUS_PRIORITY = (
     MEMORY_LIMIT,
     CPU_LIMIT,
     OUTPUT_LIMIT,
+    PROCESS_LIMIT,
     LINE_TOO_LONG,
     UNSOLICITED_OUTPUT,
     CLOSED_STDIN,

@@ -125,12 +125,28 @@ def file_digest(command: Sequence[str]) -> str | None:
 
 
 def bot_dir_of(command: Sequence[str]) -> Path | None:
-    """The directory holding the bot's own files: its script, else its executable."""
-    for arg in reversed(command):
+    """The directory holding the bot's own files: its script (the first file argument,
+    never a later data-file argument, which could expose someone else's directory),
+    else its executable."""
+    for arg in command[1:]:
         if "/" in arg and os.path.isfile(arg):
             return Path(arg).resolve().parent
     exe = shutil.which(command[0]) if command else None
     return Path(exe).resolve().parent if exe else None
+
+
+class SandboxFailure(Exception):
+    """The containment layer could not start a bot: not charged to the bot.
+
+    Only recognised before the bot's ``ready`` (a bot cannot dodge a lost match by
+    printing a launcher's error later); a bot faking it at start-up gets no match,
+    not a win, and the organiser sees the message."""
+
+
+# First words of a launcher's own error on stderr (our shim, bubblewrap).
+SANDBOX_ERROR_PREFIXES = (sbx.SHIM_ERROR_PREFIX.encode(), b"bwrap:")
+# bwrap reports a signal death as exit code 128 + n.
+_SIGXCPU_CODES = (-24, 128 + 24)
 
 
 class _Seat:
@@ -312,7 +328,7 @@ class Match:
                         continue
                     s.name, s.version = ready.name, ready.version
                     continue
-                gone = await self._gone_reason(seat)
+                gone = await self._gone_reason(seat, handshake=True)
                 if gone is not None:
                     kind, detail = gone
                     self._fault(seat, 0, faults.HANDSHAKE, f"{kind}: {detail}")
@@ -335,7 +351,7 @@ class Match:
 
     # -- the loop --------------------------------------------------------------
 
-    async def _gone_reason(self, seat: int) -> tuple[str, str] | None:
+    async def _gone_reason(self, seat: int, handshake: bool = False) -> tuple[str, str] | None:
         """If the seat's bot can no longer answer, why (settling the exit first)."""
         s = self.seats[seat]
         bot = s.bot
@@ -358,6 +374,17 @@ class Match:
             code, sig = bot.exit_description()
             s.verdict.exit_code, s.verdict.signal = code, sig
             how = f"killed by {sig}" if sig else f"exit code {code}"
+            cpu = max(s.cpu_s, sbx.tree_usage(bot.pid).cpu_s)
+            if bot.returncode in _SIGXCPU_CODES or (
+                sig == "SIGKILL" and cpu >= self.cfg.limits.cpu_s
+            ):
+                # The kernel's CPU limit can fire just before our watchdog sees it.
+                return faults.CPU_LIMIT, f"CPU limit {self.cfg.limits.cpu_s:g} s ({how})"
+            if handshake and any(bot.stderr.head.startswith(p) for p in SANDBOX_ERROR_PREFIXES):
+                raise SandboxFailure(
+                    f"the sandbox could not start seat {seat}: "
+                    f"{bot.stderr.head_text().strip()[:300]}"
+                )
             return faults.CRASH, f"the bot exited ({how})"
         if bot.stdout_eof:
             return faults.CLOSED_STDOUT, "the bot closed its stdout"
@@ -383,6 +410,14 @@ class Match:
                     step,
                     faults.MEMORY_LIMIT,
                     f"process tree RSS {usage.rss_kib // 1024} MiB > {limits.memory_mib} MiB",
+                )
+                over.append(seat)
+            elif len(usage.pids) > limits.processes:
+                self._fault(
+                    seat,
+                    step,
+                    faults.PROCESS_LIMIT,
+                    f"{len(usage.pids)} processes > {limits.processes}",
                 )
                 over.append(seat)
             elif usage.cpu_s > limits.cpu_s:
