@@ -1,5 +1,8 @@
 """A prototype of a cheaper round loop for referee/match.py (measurement only).
 
+Modelled on ``Match._play`` as of commit 655cb04; later changes to the driver's
+fault policy are not carried over, so do not use it to judge behaviour.
+
 ``fast_play`` is a drop-in replacement for ``Match._play`` that keeps its
 behaviour (faults, timeouts, bank, replay records, checkpoints) but takes the
 common round -- every asked bot's reply is already in the pipe, whole, alone --
