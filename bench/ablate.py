@@ -64,10 +64,15 @@ elif variant == "fast-read":
         self._scan_from = len(self.inbuf)
         return True
     P.BotProcess.read_stdout = read_stdout
-elif variant == "fast-play":
+elif variant in ("fast-play", "fast-resolve", "fast-both"):
     sys.path.insert(0, os.path.join(os.getcwd(), "bench"))
-    from fastplay import fast_play
-    M.Match._play = fast_play
+    if variant != "fast-resolve":
+        from fastplay import fast_play
+        M.Match._play = fast_play
+    if variant != "fast-play":
+        from fastresolve import fast_resolve
+        from referee.games.chaos import ChaosLeague
+        ChaosLeague.resolve = fast_resolve
 elif variant == "bare-trio":
     pass
 elif variant != "base":
@@ -175,6 +180,8 @@ VARIANTS = (
     "no-watchdog",
     "fast-read",
     "fast-play",
+    "fast-resolve",
+    "fast-both",
     "sandbox-basic",
     "bare-trio",
 )
