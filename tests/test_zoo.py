@@ -37,9 +37,19 @@ from zoo.catalog import ZOO, Expect, Skip, ZooBot
 from referee import sandbox
 
 ROOT = Path(__file__).resolve().parent.parent
-BASE_ARGS = ("--rounds", "20", "--move-timeout", "0.5", "--json", "--no-replay", "--quiet")
+BASE_ARGS = (
+    "--rounds",
+    "20",
+    "--move-timeout",
+    "0.5",
+    "--time-bank",
+    "0",
+    "--json",
+    "--no-replay",
+    "--quiet",
+)
 SECRET_NAME = "REFEREE_ZOO_SECRET"
-PARALLEL = 4
+PARALLEL = 6
 
 
 def _cli_help() -> str:
