@@ -280,15 +280,17 @@ def _run_match(args: argparse.Namespace) -> int:
     )
     specs = [BotSpec(command=argv, label=lab) for argv, lab in zip(argvs, labels, strict=True)]
     show = not args.quiet and not args.json
-    from rich.console import Console
-
-    console = Console(stderr=True)
 
     async def go() -> Any:
         if not show:
             return await run_match(specs, cfg)
+        # rich is imported only when something is drawn: it costs start-up time.
+        from rich.console import Console
+
         from .match import make_game
         from .ui import LiveProgress
+
+        console = Console(stderr=True)
 
         total = getattr(make_game(cfg, len(specs)), "rounds", 0)
         with LiveProgress(console, total, labels) as live:
@@ -302,11 +304,13 @@ def _run_match(args: argparse.Namespace) -> int:
         raise CliError(str(exc), EXIT_INTERNAL) from None
     layer = outcome.header.containment.get("layer")
     if show:
+        from rich.console import Console
+
         from .ui import result_table, winner_line
 
         out = Console()
         if layer == "basic":
-            console.print(
+            Console(stderr=True).print(
                 "[bold red]warning:[/] bots ran with basic containment only "
                 "(no network or filesystem isolation)"
             )

@@ -463,6 +463,9 @@ class Match:
         return None
 
     async def _play(self) -> None:
+        # The round loop runs tens of thousands of times a second: everything it
+        # touches is bound to a local first, and work that is only needed when
+        # something went wrong (faults, leftovers, limits) sits behind cheap tests.
         game = self.game
         state = self._state
         mux = self.mux
@@ -470,43 +473,46 @@ class Match:
         cfg = self.cfg
         nseats = len(self.seats)
         seats = self.seats
-        bots = [s.bot for s in seats]
+        bots: list[BotProcess] = [s.bot for s in seats]  # type: ignore[misc]
         encode = msgspec.json.Encoder().encode
         decode = msgspec.json.Decoder(game.action_type).decode
+        observe, check, resolve = game.observe, game.check, game.resolve
+        finished, step_number, to_act = game.finished, game.step_number, game.to_act
+        monotonic = time.monotonic
+        Raw = msgspec.Raw
         move_s = cfg.move_timeout
+        max_faults = cfg.max_faults
         pending: Step | None = None
         writer = self.writer
+        recording = writer.path is not None
         checkpoint_at = PROGRESS_EVERY
         # Only games that override notices() pay for the call in the loop.
         has_notices = type(game).notices is not Game.notices
-        while not game.finished(state):
-            step = game.step_number(state)
-            asked = game.to_act(state)
+        while not finished(state):
+            step = step_number(state)
+            asked = to_act(state)
             fatal: list[int] = []
-            mux.pump()
             # Anything a live bot sent since its last answer was not asked for.
             for seat in range(nseats):
-                bot = bots[seat]
-                if bot is not None and bot.lines and not seats[seat].owed and not seats[seat].out:
+                if bots[seat].lines and not seats[seat].owed and not seats[seat].out:
                     self._fault(seat, step, faults.UNSOLICITED_OUTPUT, "a line nobody asked for")
                     fatal.append(seat)
-            over = self._watchdog(step, force=False) if time.monotonic() >= self._next_watch else ()
+            now = monotonic()
+            over = self._watchdog(step, force=False) if now >= self._next_watch else ()
             if fatal or over:
                 if pending is not None:  # keep records in step order
                     writer.write(pending)
                     pending = None
                 self._disqualify(fatal + list(over), step)
                 continue
-            obs: list[msgspec.Raw | None] = [None] * nseats
+            obs: list[Any] = [None] * nseats
             sent = [0.0] * nseats
             deadline = [0.0] * nseats
-            now = time.monotonic()
             for seat in asked:
                 s = seats[seat]
                 bot = bots[seat]
-                assert bot is not None
-                body = encode(game.observe(state, seat))
-                obs[seat] = msgspec.Raw(body)
+                body = encode(observe(state, seat))
+                obs[seat] = Raw(body)
                 bot.send(body + b"\n")
                 if bot.outbuf:
                     mux.want_write(bot)
@@ -518,20 +524,27 @@ class Match:
                 writer.write(pending)
                 pending = None
             actions: list[Any | None] = [None] * nseats
-            acts: list[msgspec.Raw | None] = [None] * nseats
+            acts: list[Any] = [None] * nseats
             step_faults: list[Fault | None] = [None] * nseats
             latency: list[int | None] = [None] * nseats
+            faulted = False
             waiting = list(asked)
             while waiting:
-                now = time.monotonic()
+                now = monotonic()
                 still = []
                 for seat in waiting:
                     s = seats[seat]
                     bot = bots[seat]
-                    assert bot is not None
-                    if not bot.lines:
+                    lines = bot.lines
+                    if not lines:
                         bot.read_stdout(now)
-                    got = self._take_line(seat, step) if bot.lines else None
+                    owed = s.owed
+                    if len(lines) == 1 and len(owed) == 1:
+                        # The usual case: one turn outstanding, one line arrived.
+                        owed.pop()
+                        got: tuple[bytes, float] | str | None = lines.popleft()
+                    else:
+                        got = self._take_line(seat, step) if lines else None
                     if got is None:
                         gone = None
                         if bot.stdout_eof or bot.stdin_broken or bot.exited or bot.line_too_long:
@@ -539,6 +552,7 @@ class Match:
                         if gone is not None:
                             step_faults[seat] = self._fault(seat, step, *gone)
                             fatal.append(seat)
+                            faulted = True
                         elif now >= deadline[seat]:
                             step_faults[seat] = self._fault(
                                 seat,
@@ -547,26 +561,28 @@ class Match:
                                 f"no reply within {move_s:g} s (+{s.bank:.3f} s bank)",
                             )
                             s.bank = 0.0
+                            faulted = True
                         else:
                             still.append(seat)
                         continue
                     if isinstance(got, str):
                         step_faults[seat] = self._fault(seat, step, got, "a line nobody asked for")
                         fatal.append(seat)
+                        faulted = True
                         continue
                     line, t = got
+                    took = t - sent[seat]
                     if t > deadline[seat]:
                         # It came, but after the deadline: a timeout all the same.
                         step_faults[seat] = self._fault(
                             seat,
                             step,
                             faults.TIMEOUT,
-                            f"reply after {t - sent[seat]:.3f} s > {move_s:g} s "
-                            f"(+{s.bank:.3f} s bank)",
+                            f"reply after {took:.3f} s > {move_s:g} s (+{s.bank:.3f} s bank)",
                         )
                         s.bank = 0.0
+                        faulted = True
                         continue
-                    took = t - sent[seat]
                     latency[seat] = int(took * 1e6)
                     if took > s.max_move:
                         s.max_move = took
@@ -578,19 +594,20 @@ class Match:
                         step_faults[seat] = self._fault(
                             seat, step, faults.PROTOCOL_ERROR, f"{exc}: {line[:200]!r}"
                         )
+                        faulted = True
                         continue
-                    why = game.check(state, seat, action)
+                    why = check(state, seat, action)
                     if why is not None:
-                        kind = faults.ILLEGAL_MOVE
-                        if "round" in why:
-                            kind = faults.PROTOCOL_ERROR
+                        kind = faults.PROTOCOL_ERROR if "round" in why else faults.ILLEGAL_MOVE
                         step_faults[seat] = self._fault(seat, step, kind, why)
+                        faulted = True
                         continue
                     actions[seat] = action
-                    acts[seat] = msgspec.Raw(encode(action))
+                    if recording:
+                        acts[seat] = Raw(encode(action))
                 waiting = still
                 if waiting:
-                    now = time.monotonic()
+                    now = monotonic()
                     wait = min(deadline[seat] for seat in waiting) - now
                     await mux.wait(min(wait, WATCHDOG_PERIOD))
                     over = self._watchdog(step, force=False)
@@ -598,38 +615,44 @@ class Match:
                         if seat in waiting:
                             waiting.remove(seat)
                             fatal.append(seat)
-            outcome = game.resolve(state, actions)
+                            faulted = True
+            outcome = resolve(state, actions)
             if has_notices:
                 for seat, notice in game.notices(state, outcome):
                     bot = bots[seat]
-                    if not seats[seat].out and bot is not None:
+                    if not seats[seat].out:
                         bot.send(encode(notice) + b"\n")
                         if bot.outbuf:
                             mux.want_write(bot)
-            pending = Step(
-                n=step,
-                obs=obs,
-                act=acts,
-                us=latency,
-                fault=step_faults,
-                out=msgspec.Raw(encode(outcome)),
-            )
-            for seat in asked:
-                s = seats[seat]
-                if seat not in fatal and s.round_faults >= cfg.max_faults and not s.out:
-                    self._fault(
-                        seat,
-                        step,
-                        faults.TOO_MANY_FAULTS,
-                        f"{s.round_faults} round faults (limit {cfg.max_faults})",
-                    )
-                    fatal.append(seat)
-            if fatal:
-                writer.write(pending)
-                pending = None
-                self._disqualify(fatal, step)
+            if recording:
+                pending = Step(
+                    n=step,
+                    obs=obs,
+                    act=acts,
+                    us=latency,
+                    fault=step_faults,
+                    out=Raw(encode(outcome)),
+                )
+            if faulted:
+                for seat in asked:
+                    s = seats[seat]
+                    if seat not in fatal and s.round_faults >= max_faults and not s.out:
+                        self._fault(
+                            seat,
+                            step,
+                            faults.TOO_MANY_FAULTS,
+                            f"{s.round_faults} round faults (limit {max_faults})",
+                        )
+                        fatal.append(seat)
+                if fatal:
+                    if pending is not None:
+                        writer.write(pending)
+                        pending = None
+                    self._disqualify(fatal, step)
             if step >= checkpoint_at:
                 checkpoint_at = step + PROGRESS_EVERY
+                # Drain stderr and notice exits even when every reply came at once.
+                mux.pump()
                 if self.progress is not None:
                     self.progress(step, self.total_steps, state)
                 await trio.lowlevel.checkpoint()

@@ -192,6 +192,10 @@ class BotProcess:
             return False
         self.bytes_out += len(data)
         buf = self.inbuf
+        # The usual case: nothing pending and exactly one whole line arrived.
+        if not buf and data.find(b"\n") == len(data) - 1 and len(data) <= self.max_line:
+            self.lines.append((data[:-1], now))
+            return True
         buf += data
         start = 0
         scan = self._scan_from

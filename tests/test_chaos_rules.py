@@ -208,3 +208,40 @@ def test_random_play_keeps_every_invariant(steps, tokens):
     assert sum(state.points) == sum(
         0 if (a0 and a1) else (1 if a0 else -1) + (1 if a1 else -1) for a0, a1 in steps
     )
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.tuples(actions, actions), min_size=1, max_size=80))
+def test_state_and_history_agree_with_a_reference_model(steps):
+    """resolve() has a table-driven path for plain rounds and a general one for
+    shadows and faults; both must keep the same books as this straightforward model."""
+    game = ChaosLeague(rounds=len(steps), tokens=3)
+    state = game.new_state(0)
+    pts, wdl, tokens = [0, 0], [[0, 0, 0], [0, 0, 0]], [3, 3]
+    real_hist, shown_hist = [], []
+    for a0, a1 in steps:
+        game.resolve(state, [a0, a1])
+        acts = (a0, a1)
+        if a0 is not None and a1 is not None:
+            p0 = PAYOFF[MOVES.index(a0.real_move)][MOVES.index(a1.real_move)]
+            p = (p0, -p0)
+        else:
+            p = tuple(1 if a is not None else -1 for a in acts)
+        row_real, row_shown = [], []
+        for seat, a in enumerate(acts):
+            pts[seat] += p[seat]
+            wdl[seat][0 if p[seat] > 0 else (1 if p[seat] == 0 else 2)] += 1
+            spent = a is not None and a.shadow_request and tokens[seat] > 0
+            tokens[seat] -= spent
+            row_real.append(-1 if a is None else MOVES.index(a.real_move))
+            shown = None if a is None else (a.shadow_move if spent else a.real_move)
+            row_shown.append(-1 if shown is None else MOVES.index(shown))
+        real_hist.append(row_real)
+        shown_hist.append(row_shown)
+    assert state.points == pts
+    assert [[state.wins[s], state.draws[s], state.losses[s]] for s in (0, 1)] == wdl
+    assert state.tokens == tokens
+    hist = game.history(state)
+    assert hist.real.tolist() == real_hist
+    assert hist.shown.tolist() == shown_hist
+    assert hist.points.sum(axis=0).tolist() == pts

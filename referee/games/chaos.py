@@ -28,7 +28,6 @@ from collections.abc import Sequence
 from typing import Any, ClassVar, Literal
 
 import msgspec
-import numpy as np
 
 from .base import Game, GameResult, SeatResult
 
@@ -55,6 +54,12 @@ Bucket = Literal["HIGH", "MEDIUM", "LOW", "EMPTY"]
 
 # Byte used in history buffers for "no move" (a faulted or forfeited round).
 NO_MOVE = 255
+
+# Tables for the common round, indexed by m0 * 5 + m1 (move indices).
+_PAIR_POINTS = [PAYOFF[a][b] for a in range(5) for b in range(5)]
+_PAIR_BYTES = [bytes((a, b)) for a in range(5) for b in range(5)]
+_PAIR_SHOWN: list[tuple[Any, Any]] = [(MOVES[a], MOVES[b]) for a in range(5) for b in range(5)]
+_PAIR_HIST_POINTS = {p: bytes((p + 1, 1 - p)) for p in (-1, 0, 1)}
 
 
 def bucket(tokens: int) -> Bucket:
@@ -220,6 +225,8 @@ class ChaosLeague(Game[ChaosState]):
 
     def resolve(self, state: ChaosState, actions: Sequence[Any | None]) -> Outcome:
         a0, a1 = actions
+        if a0 is not None and a1 is not None and not (a0.shadow_request or a1.shadow_request):
+            return self._resolve_plain(state, MOVE_INDEX[a0.real_move], MOVE_INDEX[a1.real_move])
         m0 = MOVE_INDEX[a0.real_move] if a0 is not None else None
         m1 = MOVE_INDEX[a1.real_move] if a1 is not None else None
         if m0 is not None and m1 is not None:
@@ -268,6 +275,34 @@ class ChaosLeague(Game[ChaosState]):
             (tokens[0], tokens[1]),
         )
 
+    def _resolve_plain(self, state: ChaosState, m0: int, m1: int) -> Outcome:
+        """The common round (both moved, no shadow request) from precomputed tables:
+        the same result as the general path, at half the cost per round."""
+        k = m0 * 5 + m1
+        p0 = _PAIR_POINTS[k]
+        points = state.points
+        points[0] += p0
+        points[1] -= p0
+        if p0 > 0:
+            state.wins[0] += 1
+            state.losses[1] += 1
+        elif p0 < 0:
+            state.losses[0] += 1
+            state.wins[1] += 1
+        else:
+            state.draws[0] += 1
+            state.draws[1] += 1
+        state.last_real[0] = state.last_shown[0] = m0
+        state.last_real[1] = state.last_shown[1] = m1
+        pair = _PAIR_BYTES[k]
+        state.hist_real += pair
+        state.hist_shown += pair
+        state.hist_spent += b"\0\0"
+        state.hist_points += _PAIR_HIST_POINTS[p0]
+        state.step += 1
+        tokens = state.tokens
+        return Outcome((p0, -p0), _PAIR_SHOWN[k], (False, False), (tokens[0], tokens[1]))
+
     def disqualify(self, state: ChaosState, seats: Sequence[int]) -> None:
         for seat in seats:
             state.disqualified[seat] = True
@@ -287,17 +322,19 @@ class ChaosLeague(Game[ChaosState]):
         return state.step > self.rounds or state.disqualified[0] or state.disqualified[1]
 
     def history(self, state: ChaosState) -> ChaosHistory:
-        def arr(buf: bytearray, dtype: Any) -> Any:
-            a = np.frombuffer(bytes(buf), dtype=np.uint8).reshape(-1, 2)
-            return a.astype(dtype)
+        # numpy is imported here, not at module level: a match only needs it at the end,
+        # and the import is a third of the referee's start-up time.
+        import numpy as np
 
-        real = np.frombuffer(bytes(state.hist_real), dtype=np.uint8).reshape(-1, 2)
-        shown = np.frombuffer(bytes(state.hist_shown), dtype=np.uint8).reshape(-1, 2)
+        def arr(buf: bytearray, dtype: Any) -> Any:
+            # Viewed as int8, the NO_MOVE byte 255 is already the -1 scoring expects.
+            return np.frombuffer(bytes(buf), dtype=dtype).reshape(-1, 2)
+
         return ChaosHistory(
-            real=np.where(real == NO_MOVE, -1, real).astype(np.int8),
-            shown=np.where(shown == NO_MOVE, -1, shown).astype(np.int8),
+            real=arr(state.hist_real, np.int8),
+            shown=arr(state.hist_shown, np.int8),
             spent=arr(state.hist_spent, np.bool_),
-            points=(arr(state.hist_points, np.int8) - 1).astype(np.int8),
+            points=arr(state.hist_points, np.int8) - np.int8(1),
             tokens_start=self.tokens,
             rounds_total=self.rounds,
             disqualified=(state.disqualified[0], state.disqualified[1]),

@@ -60,6 +60,7 @@ EXPLOITERS = (
 )
 
 IntArray = NDArray[np.integer[Any]]
+_CHUNK = 1 << 16  # rounds per bincount in _hindsight_exploit
 BoolArray = NDArray[np.bool_]
 
 
@@ -76,11 +77,12 @@ def pressure_mask(spent_opp: BoolArray, window: int = PRESSURE_WINDOW) -> BoolAr
     of the rounds t-window .. t-1, i.e. the seat's view of the opponent's last
     move was a lie at most ``window`` rounds ago."""
     n = len(spent_opp)
-    before = np.zeros(n + 1, dtype=np.int64)  # before[i] = spends in rounds < i
-    np.cumsum(spent_opp, out=before[1:])
-    recent = before[:n].copy()
-    recent[window:] -= before[: n - window] if n > window else 0
-    return recent > 0
+    mask = np.zeros(n, dtype=np.bool_)
+    # Spends are few (at most the token count), so marking the window after each
+    # one is cheap and needs no round-sized temporaries (memory matters at 10^6 rounds).
+    for i in np.flatnonzero(spent_opp):
+        mask[i + 1 : i + 1 + window] = True
+    return mask
 
 
 def _hindsight_exploit(
@@ -95,8 +97,14 @@ def _hindsight_exploit(
     reply breaks even or better."""
     m = table.shape[0]
     k = int(context.max()) + 1 if len(context) else 1
-    codes = context.astype(np.intp) * m + moves
-    counts = np.bincount(codes, minlength=k * m).reshape(k, m)
+    # Counted in chunks: bincount works on intp, and a whole million-round match
+    # converted at once would set the referee's peak memory.
+    counts = np.zeros(k * m, dtype=np.int64)
+    for start in range(0, len(moves), _CHUNK):
+        codes = context[start : start + _CHUNK].astype(np.intp) * m
+        codes += moves[start : start + _CHUNK]
+        counts += np.bincount(codes, minlength=k * m)
+    counts = counts.reshape(k, m)
     won = counts @ table.T  # won[c, a]
     return int(won.max(axis=1).sum()), int((counts.sum(axis=1) > 0).sum())
 
@@ -147,7 +155,7 @@ def _anti_exploitation(
         prev_result[1:] = pts[:-1] + 1  # loss 0, draw 1, win 2
     # Usually every round has a move; a slice then avoids copying.
     sel: slice | BoolArray = slice(None) if bool(moved.all()) else moved
-    mv = real[sel, seat].astype(np.intp)
+    mv = real[sel, seat]
     n_moved = len(mv)
     contexts = (
         np.zeros(n_moved, dtype=np.int8),
@@ -194,8 +202,13 @@ def response_model(seat: int, real: IntArray, spent: BoolArray, moves: int) -> N
     x = real[:-1, seat]
     y = real[1:, opp]
     honest = ~spent[:-1, seat] & (x >= 0) & (y >= 0)
-    codes = x[honest].astype(np.intp) * moves + y[honest]
-    counts = np.bincount(codes, minlength=moves * moves).reshape(moves, moves)
+    flat = np.zeros(moves * moves, dtype=np.int64)
+    for start in range(0, len(x), _CHUNK):  # in chunks: see _hindsight_exploit
+        part = honest[start : start + _CHUNK]
+        codes = x[start : start + _CHUNK][part].astype(np.intp) * moves
+        codes += y[start : start + _CHUNK][part]
+        flat += np.bincount(codes, minlength=moves * moves)
+    counts = flat.reshape(moves, moves)
     total = int(counts.sum())
     marginal = counts.sum(axis=0) / total if total else np.full(moves, 1.0 / moves)
     rows = counts.sum(axis=1, keepdims=True) + RESPONSE_PRIOR

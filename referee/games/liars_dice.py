@@ -31,7 +31,6 @@ from collections.abc import Sequence
 from typing import Any, ClassVar, Literal
 
 import msgspec
-import numpy as np
 
 from .base import Game, GameResult, SeatResult
 
@@ -124,6 +123,8 @@ class LiarsDiceState:
     the recorded actions re-run it exactly."""
 
     def __init__(self, seats: int, dice: int, seed: int) -> None:
+        import numpy as np  # here, not at module level: it costs the referee's start-up
+
         self.rng = np.random.Generator(np.random.PCG64(seed))
         self.step = 1
         self.round = 1

@@ -28,7 +28,6 @@ from math import sqrt
 from typing import Any, ClassVar, Literal
 
 import msgspec
-import numpy as np
 
 from .base import Game, GameResult, SeatResult
 
@@ -125,6 +124,8 @@ class Notice(Trade, tag="notice", tag_field="type", frozen=True):
 
 class RpsState:
     def __init__(self, players: int, seed: int) -> None:
+        import numpy as np  # here, not at module level: it costs the referee's start-up
+
         self.rng = np.random.Generator(np.random.PCG64(seed))
         self.step = 1
         self.inv = [[5 * players] * 5 for _ in range(players)]
