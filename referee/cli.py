@@ -316,7 +316,7 @@ def _run_match(args: argparse.Namespace) -> int:
             )
         out.print(result_table(outcome))
         out.print(winner_line(outcome))
-        rate = outcome.result.steps / outcome.wall_s if outcome.wall_s else 0.0
+        rate = outcome.result.steps / outcome.play_s if outcome.play_s else 0.0
         out.print(
             f"{outcome.result.steps:,} rounds in {outcome.wall_s:.2f} s ({rate:,.0f} rounds/s)"
             f", seed {seed}, containment {layer}"
@@ -365,6 +365,7 @@ def outcome_json(outcome: Any) -> dict[str, Any]:
         "reason": result.reason,
         "steps": result.steps,
         "wall_s": round(outcome.wall_s, 3),
+        "play_s": round(outcome.play_s, 6),
         "replay": outcome.replay,
         "replay_hash": outcome.replay_hash,
         "containment": header.containment,

@@ -15,6 +15,7 @@ import os
 import shutil
 import sys
 import tempfile
+import threading
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -80,6 +81,7 @@ class MatchOutcome(msgspec.Struct):
     replay: str | None
     wall_s: float
     replay_hash: str
+    play_s: float = 0.0  # first turn sent to last step resolved: the rate's denominator
 
 
 class UsageError(Exception):
@@ -188,6 +190,7 @@ class Match:
         self.events: list[Event] = []
         self.total_steps = getattr(self.game, "rounds", 0)
         self._next_watch = 0.0
+        self._play_s = 0.0
 
     # -- faults ----------------------------------------------------------------
 
@@ -754,13 +757,21 @@ class Match:
                 self._spawn_all()
             except SpawnError as exc:
                 raise UsageError(str(exc)) from None
+            # Load what scoring needs (numpy) in a thread while the bots start up and
+            # answer hello, so start-up costs the longer of the two, not the sum, and
+            # the play loop never pays for it.
+            warm = threading.Thread(target=self.game.warm_up, name="warm-up", daemon=True)
+            warm.start()
             failed = await self._handshake()
+            warm.join()
             header = self._header()
             self.writer.write(header)
             self.writer.flush()
             if failed:
                 self._disqualify(failed, 0)
+            play_started = time.monotonic()
             await self._play()
+            self._play_s = time.monotonic() - play_started
             result = self.game.result(self._state)
         finally:
             with trio.CancelScope(shield=True):
@@ -782,6 +793,7 @@ class Match:
             faults=self.faults,
             ended=_utc_now(),
             wall_s=round(wall, 3),
+            play_s=round(self._play_s, 6),
         )
         self.writer.write(footer)
         self.writer.close()
@@ -792,6 +804,7 @@ class Match:
             faults=self.faults,
             replay=self.cfg.replay,
             wall_s=wall,
+            play_s=self._play_s,
             replay_hash=self.writer.last_hash,
         )
 

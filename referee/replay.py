@@ -90,6 +90,7 @@ class Footer(msgspec.Struct, tag="footer", tag_field="type", omit_defaults=True)
     faults: list[FaultRecord]
     ended: str
     wall_s: float
+    play_s: float = 0.0  # first turn sent to last step resolved
     h: str = ""
 
 

@@ -90,6 +90,10 @@ class Game(abc.ABC, Generic[StateT]):
             raise ValueError(f"parameters {dict(params)} do not rebuild as {game.params()}")
         return game
 
+    def warm_up(self) -> None:
+        """Load what ``result`` needs (e.g. numpy) ahead of time; the driver calls it
+        while the bots start, so the cost is hidden behind their start-up."""
+
     @abc.abstractmethod
     def new_state(self, seed: int) -> StateT:
         """The state before the first step; any randomness the referee owns comes from seed."""

@@ -190,6 +190,9 @@ class ChaosLeague(Game[ChaosState]):
             raise ValueError(f"moves must be {list(cls.moves)}")
         return cls(rounds=params.get("rounds"), tokens=params.get("tokens"))
 
+    def warm_up(self) -> None:
+        from . import chaos_scoring  # noqa: F401 (imports numpy)
+
     def params(self) -> dict[str, Any]:
         return {"rounds": self.rounds, "tokens": self.tokens, "moves": list(self.moves)}
 
