@@ -3,7 +3,7 @@
     python bench/run.py [--quick] [--only NAME[,NAME...]] [--reps N] [--no-write]
 
 Scenarios (``--only``): floor-smoke, cc, py, rss, startup, kaggle, tournament,
-iocaine, profile, bytecodes. Each prints its figures as it goes; at the end a table of
+cluster, iocaine, profile, bytecodes. Each prints its figures as it goes; at the end a table of
 results with the issue's targets is printed and written into docs/performance.md
 (between the ``bench:begin``/``bench:end`` markers; text outside them is kept).
 
@@ -28,6 +28,7 @@ import platform
 import re
 import shlex
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -36,6 +37,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "bench"
@@ -65,6 +67,7 @@ SCENARIOS = (
     "startup",
     "kaggle",
     "tournament",
+    "cluster",
     "iocaine",
     "profile",
     "bytecodes",
@@ -511,12 +514,18 @@ def _tournament_help() -> str | None:
     return done.stdout if done.returncode == 0 else None
 
 
-def run_tournament(jobs: int, entrants: int, rounds: int, tmp: Path) -> float:
-    """Matches per minute of a one-leg round robin (no finals) between C bots."""
-    out_dir = tmp / f"j{jobs}-{time.monotonic_ns()}"
+def run_tournament(
+    jobs: int | None, entrants: int, rounds: int, tmp: Path, cluster: str | None = None
+) -> float:
+    """Matches per minute of a one-leg round robin (no finals) between C bots, played
+    locally with ``-j jobs`` or on a Dask scheduler's workers (``jobs`` None: as many
+    matches in flight as the cluster has worker threads)."""
+    out_dir = tmp / f"{'cluster' if cluster else 'j'}{jobs or ''}-{time.monotonic_ns()}"
     cmd = [PY, "-m", "referee", "tournament", *([str(CBOT)] * entrants)]
     cmd += ["--legs", "1", "--finalists", "0", "--rounds", str(rounds), "--seed", "1"]
-    cmd += ["-j", str(jobs), "--out", str(out_dir), "--json", "--quiet"]
+    cmd += ["-j", str(jobs)] if jobs else []
+    cmd += ["--cluster", cluster] if cluster else []
+    cmd += ["--out", str(out_dir), "--json", "--quiet"]
     t0 = time.monotonic()
     done = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=ENV, timeout=900)
     ext = time.monotonic() - t0
@@ -532,6 +541,11 @@ def run_tournament(jobs: int, entrants: int, rounds: int, tmp: Path) -> float:
     return played / wall * 60
 
 
+# Entrants and rounds per match of the league the tournament and cluster scenarios
+# play, by --quick: 6 or 28 matches.
+TOURNAMENT_LEAGUE = {True: (4, 200), False: (8, 1000)}
+
+
 def scenario_tournament(rep: Report, args: argparse.Namespace) -> None:
     what = "tournament throughput, C bots"
     help_text = _tournament_help()
@@ -542,7 +556,7 @@ def scenario_tournament(rep: Report, args: argparse.Namespace) -> None:
         rep.skip(what, "`referee tournament` has no -j/--jobs option")
         return
     tmp = Path(tempfile.mkdtemp(prefix="bench-tour-"))
-    entrants, rounds = (4, 200) if args.quick else (8, 1000)
+    entrants, rounds = TOURNAMENT_LEAGUE[args.quick]
     try:
         got = alternate(
             {
@@ -570,6 +584,236 @@ def scenario_tournament(rep: Report, args: argparse.Namespace) -> None:
             ">= 1.6x",
             # Six 200-round matches are mostly worker start-up: no verdict.
             "n/a (--quick)" if args.quick else judge(j2 / j1 >= 1.6),
+        )
+    )
+
+
+CLUSTER_START_TIMEOUT = 60.0
+
+
+def _proc_stat(pid: int) -> list[str] | None:
+    """The fields of /proc/PID/stat after the command name (state, ppid, ...)."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return text.rsplit(")", 1)[1].split()
+
+
+def _descendants(root: int) -> dict[int, str]:
+    """Every live descendant of ``root`` (whatever its session) with its start time,
+    so a process killed later is the same one, not a reused pid."""
+    children: dict[int, list[int]] = {}
+    starts: dict[int, str] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        fields = _proc_stat(int(entry.name))
+        if fields is None or fields[0] == "Z":
+            continue
+        children.setdefault(int(fields[1]), []).append(int(entry.name))
+        starts[int(entry.name)] = fields[19]
+    found: dict[int, str] = {}
+    todo = list(children.get(root, []))
+    while todo:
+        pid = todo.pop()
+        if pid not in found and pid in starts:
+            found[pid] = starts[pid]
+            todo += children.get(pid, [])
+    return found
+
+
+def _still_running(pid: int, start: str) -> bool:
+    fields = _proc_stat(pid)
+    return fields is not None and fields[0] != "Z" and fields[19] == start
+
+
+class LoopbackCluster:
+    """A real Dask scheduler and workers on 127.0.0.1, each in a session of its own
+    (a terminal's Ctrl-C reaches only this script, whose ``finally`` stops them) and
+    each worker with its own TMPDIR and bot cache under ``base``."""
+
+    def __init__(self, base: Path) -> None:
+        self.base = base
+        self.procs: dict[str, subprocess.Popen[bytes]] = {}
+        self.address = ""
+        self.client: Any = None
+
+    def _spawn(self, name: str, args: list[str], env: dict[str, str]) -> None:
+        home = self.base / name
+        (home / "tmp").mkdir(parents=True)
+        with open(home / "process.log", "wb") as log:
+            self.procs[name] = subprocess.Popen(
+                [PY, "-m", *args],
+                cwd=home,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+
+    def _log_tail(self, name: str) -> str:
+        try:
+            text = (self.base / name / "process.log").read_text(errors="replace")
+        except OSError:
+            return ""
+        return " ".join(text.split())[-300:]
+
+    def _check_alive(self, name: str) -> None:
+        proc = self.procs[name]
+        if proc.poll() is not None:
+            raise BenchError(f"{name} exited {proc.returncode}: {self._log_tail(name)}")
+
+    def start_scheduler(self, client_cls: Callable[..., Any]) -> None:
+        info = self.base / "scheduler" / "scheduler.json"
+        self._spawn(
+            "scheduler",
+            ["distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port", "0",
+             "--no-dashboard", "--scheduler-file", str(info)],
+            ENV,
+        )  # fmt: skip
+        deadline = time.monotonic() + CLUSTER_START_TIMEOUT
+        while not info.exists() or not info.read_text().strip().endswith("}"):
+            self._check_alive("scheduler")
+            if time.monotonic() > deadline:
+                raise BenchError("the Dask scheduler did not start")
+            time.sleep(0.05)
+        self.address = json.loads(info.read_text())["address"]
+        self.client = client_cls(self.address, timeout=CLUSTER_START_TIMEOUT, set_as_default=False)
+
+    def start_worker(self, name: str) -> None:
+        home = self.base / name
+        env = {**ENV, "TMPDIR": str(home / "tmp"), "REFEREE_CLUSTER_CACHE": str(home / "cache")}
+        self._spawn(
+            name,
+            ["distributed.cli.dask_worker", self.address, "--nworkers", "1", "--nthreads", "1",
+             "--no-nanny", "--no-dashboard", "--name", name, "--local-directory", str(home)],
+            env,
+        )  # fmt: skip
+
+    def wait_for_workers(self, n: int) -> None:
+        """Until the scheduler counts exactly ``n`` workers."""
+        deadline = time.monotonic() + CLUSTER_START_TIMEOUT
+        while len(self.client.nthreads()) != n:
+            for name in self.running():
+                self._check_alive(name)
+            if time.monotonic() > deadline:
+                raise BenchError(f"the scheduler did not reach {n} worker(s)")
+            time.sleep(0.1)
+
+    def running(self) -> list[str]:
+        return [name for name, proc in self.procs.items() if proc.returncode is None]
+
+    def stop(self, name: str) -> None:
+        """SIGTERM its process group, SIGKILL it after 10 s; then whatever it started
+        in sessions of their own (the workers' match processes, the bots), which
+        should have gone with it, is killed if still there after 5 s."""
+        proc = self.procs[name]
+        if proc.returncode is not None:
+            return
+        kids = _descendants(proc.pid) if proc.poll() is None else {}
+        try:
+            if proc.returncode is None:
+                try:
+                    os.killpg(proc.pid, signal.SIGTERM)
+                except ProcessLookupError:
+                    pass
+                try:
+                    proc.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    try:
+                        os.killpg(proc.pid, signal.SIGKILL)
+                    except ProcessLookupError:
+                        pass
+        finally:
+            proc.wait()
+            deadline = time.monotonic() + 5
+            while any(_still_running(p, s) for p, s in kids.items()):
+                if time.monotonic() > deadline:
+                    for pid, start in kids.items():
+                        if _still_running(pid, start):
+                            try:
+                                os.kill(pid, signal.SIGKILL)
+                            except ProcessLookupError:
+                                pass
+                    break
+                time.sleep(0.05)
+
+    def close(self) -> None:
+        """Stop everything, workers first, whatever fails on the way."""
+        errors: list[BaseException] = []
+        if self.client is not None:
+            try:
+                self.client.close(timeout=5)
+            except Exception as exc:  # the processes must go all the same
+                errors.append(exc)
+        for name in reversed(list(self.procs)):
+            try:
+                self.stop(name)
+            except BaseException as exc:  # Ctrl-C included: stop the others first
+                errors.append(exc)
+        for err in errors:
+            if not isinstance(err, Exception):
+                raise err
+        if errors:
+            print(f"  cluster: while stopping: {errors[0]!r}", flush=True)
+
+
+def scenario_cluster(rep: Report, args: argparse.Namespace) -> None:
+    """The tournament scenario's league played through ``--cluster`` on a loopback
+    Dask scheduler with one, then two single-thread workers, alternately."""
+    what = "cluster throughput, C bots"
+    try:
+        from distributed import Client
+    except ImportError as exc:
+        rep.skip(what, f"`import distributed` fails ({exc}): pip install 'referee[cluster]'")
+        return
+    help_text = _tournament_help()
+    if help_text is None or "--cluster" not in help_text:
+        rep.skip(what, "`referee tournament` has no --cluster option")
+        return
+    entrants, rounds = TOURNAMENT_LEAGUE[args.quick]
+    reps = 1 if args.quick else 3
+    tmp = Path(tempfile.mkdtemp(prefix="bench-cluster-"))
+    cluster = LoopbackCluster(tmp)
+    got: dict[str, list[float]] = {"1 worker": [], "2 workers": []}
+    try:
+        cluster.start_scheduler(Client)
+        cluster.start_worker("w1")
+        cluster.wait_for_workers(1)
+        for i in range(reps):
+            # A fresh second worker each time: its start-up (match process, bot
+            # cache) is in every two-worker figure, as -j 2 pays for its workers.
+            if i:
+                cluster.stop(f"w2-{i}")
+                cluster.wait_for_workers(1)
+            got["1 worker"].append(run_tournament(None, entrants, rounds, tmp, cluster.address))
+            cluster.start_worker(f"w2-{i + 1}")
+            cluster.wait_for_workers(2)
+            got["2 workers"].append(run_tournament(None, entrants, rounds, tmp, cluster.address))
+            print(
+                f"  cluster rep {i + 1}/{reps}: 1 worker {got['1 worker'][-1]:,.0f}, "
+                f"2 workers {got['2 workers'][-1]:,.0f} matches/min",
+                flush=True,
+            )
+    except (BenchError, OSError, subprocess.SubprocessError, ValueError, KeyError) as exc:
+        rep.skip(what, str(exc))
+        return
+    finally:
+        try:
+            cluster.close()
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    one, two = statistics.median(got["1 worker"]), statistics.median(got["2 workers"])
+    league = f"{entrants * (entrants - 1) // 2} matches of {rounds:,} rounds"
+    rep.add(Row(f"{what}: one Dask worker", f"{one:,.0f} matches/min ({league})"))
+    rep.add(Row(f"{what}: two Dask workers", f"{two:,.0f} matches/min ({league})"))
+    rep.add(
+        Row(
+            f"{what}: two workers / one",
+            f"{two / one:.2f}x (scheduler and workers on 127.0.0.1, "
+            "--nworkers 1 --nthreads 1 each)",
         )
     )
 
@@ -713,6 +957,7 @@ RUNNERS: dict[str, Callable[[Report, argparse.Namespace], None]] = {
     "startup": scenario_startup,
     "kaggle": scenario_kaggle,
     "tournament": scenario_tournament,
+    "cluster": scenario_cluster,
     "iocaine": scenario_iocaine,
     "profile": scenario_profile,
     "bytecodes": scenario_bytecodes,
