@@ -44,6 +44,7 @@ _RESULT_OPTIONS = (
     "config",
     "legs",
     "rounds",
+    "table_size",
     "finalists",
     "best_of",
     "finals_rounds",
@@ -87,6 +88,12 @@ def configure(p: argparse.ArgumentParser) -> None:
         type=int,
         choices=[1, 2],
         help="pool: meetings per pair (default 2, seats swapped)",
+    )
+    p.add_argument(
+        "--table-size",
+        type=positive_int,
+        metavar="N",
+        help="games of more than two players: bots per table (default min(bots, 4))",
     )
     p.add_argument(
         "--rounds", type=positive_int, metavar="N", help="rounds per pool match (default 10000)"
@@ -152,6 +159,8 @@ def _overridden(cfg: TournamentConfig, args: argparse.Namespace) -> TournamentCo
         pool["legs"] = args.legs
     if args.rounds is not None:
         pool["rounds"] = args.rounds
+    if args.table_size is not None:
+        pool["table_size"] = args.table_size
     finals: dict[str, Any] = {}
     if args.finalists is not None:
         finals["finalists"] = args.finalists
@@ -196,22 +205,58 @@ def _resolve(cfg: TournamentConfig) -> Resolved:
     )
 
 
-def _check_game(resolved: Resolved) -> None:
+# Bots per table of a game of more than two players, unless configured.
+DEFAULT_TABLE_SIZE = 4
+
+
+def _check_game(resolved: Resolved, quiet: bool = False) -> Resolved:
+    """Check the game and its parameters. A game of more than two players is played
+    at tables: the table size is settled here and the finals dropped."""
     from ..match import MatchConfig, UsageError, make_game
 
+    mc = MatchConfig(
+        game=resolved.game,
+        tokens=resolved.tokens,
+        params=resolved.params,
+        rounds=resolved.pool.rounds,
+    )
     try:
-        game = make_game(
-            MatchConfig(
-                game=resolved.game,
-                tokens=resolved.tokens,
-                params=resolved.params,
-                rounds=resolved.pool.rounds,
+        make_game(mc, 3)
+    except UsageError:
+        multi = False
+    else:
+        multi = True
+    if not multi:
+        try:
+            game = make_game(mc)
+        except UsageError as exc:
+            raise ConfigError(str(exc)) from None
+        if game.seats != 2:
+            raise ConfigError(f"tournaments are for two-player games; {resolved.game} is not")
+        if resolved.pool.table_size is not None:  # tables are for more than two
+            return msgspec.structs.replace(
+                resolved, pool=msgspec.structs.replace(resolved.pool, table_size=None)
             )
-        )
+        return resolved
+    n = len(resolved.bots)
+    size = resolved.pool.table_size or min(n, DEFAULT_TABLE_SIZE)
+    if not 2 <= size <= n:
+        raise ConfigError(f"table size {size} does not fit {n} bots")
+    try:
+        make_game(mc, size)
     except UsageError as exc:
         raise ConfigError(str(exc)) from None
-    if game.seats != 2:
-        raise ConfigError(f"tournaments are for two-player games; {resolved.game} is not")
+    if resolved.finals.finalists and not quiet:
+        print(
+            f"referee tournament: note: {resolved.game} is played at tables of {size}; "
+            "no finals (ranked by mean placement)",
+            file=sys.stderr,
+        )
+    return msgspec.structs.replace(
+        resolved,
+        pool=msgspec.structs.replace(resolved.pool, table_size=size),
+        finals=msgspec.structs.replace(resolved.finals, finalists=0),
+    )
 
 
 def _digests(resolved: Resolved) -> list[str | None]:
@@ -295,8 +340,7 @@ def run(args: argparse.Namespace) -> int:
             cfg = load_config(Path(args.config)) if args.config else TournamentConfig()
             cfg = _overridden(cfg, args)
             validate(cfg)
-            resolved = _resolve(cfg)
-            _check_game(resolved)
+            resolved = _check_game(_resolve(cfg), args.quiet or args.json)
         except ConfigError as exc:
             raise CliError(str(exc)) from None
         out_dir = Path(cfg.out or os.path.join("tournaments", time.strftime("%Y%m%d-%H%M%S")))
@@ -359,6 +403,13 @@ def _play(
 
         def line(plan: Any, played: Any) -> None:
             done, total, _rd, _rt = runner.work()
+            if plan.stage == "table":
+                places = ", ".join(
+                    f"{runner.names[b]} #{p}"
+                    for b, p in zip(played.seats, played.placement, strict=True)
+                )
+                console.print(f"[{done}/{total}] {plan.id}: {places}", highlight=False)
+                return
             a, b = (runner.names[s] for s in plan.seats)
             console.print(
                 f"[{done}/{total}] {plan.id}: {a} {played.final[0]:+.4f}, "
@@ -401,6 +452,8 @@ def _play(
             raise CliError(f"{failed[0]}; {hint}", EXIT_INTERNAL) from None
         raise
     wall = time.monotonic() - started
+    if runner.table_size is not None:
+        return _finish_tables(runner, resolved, out_dir, wall, args, show)
 
     standings = rank_pool(runner.names, runner.pool_played())
     summary = write_exports(
@@ -424,6 +477,38 @@ def _play(
         for s in faulty:
             out.print(f"faults: {s.name}: {s.faults} in the pool ({s.disqualified} disqualified)")
         out.print(f"{len(summary['matches'])} matches in {wall:.1f} s; results in {out_dir}/")
+    if args.json:
+        brief = {k: v for k, v in summary.items() if k != "matches"}
+        brief["output"] = str(out_dir)
+        sys.stdout.write(msgspec.json.encode(brief).decode() + "\n")
+    elif args.quiet:
+        print(out_dir)
+    return EXIT_OK
+
+
+def _finish_tables(
+    runner: Any,
+    resolved: Resolved,
+    out_dir: Path,
+    wall: float,
+    args: argparse.Namespace,
+    show: bool,
+) -> int:
+    """Exports and summary of a table league (a game of more than two players)."""
+    from rich.console import Console
+
+    from .dashboard import table_standings_table
+    from .export import write_table_exports
+
+    standings = runner.table_standings()
+    summary = write_table_exports(out_dir, resolved, standings, runner.store.finished(), wall)
+    if show:
+        out = Console()
+        out.print(table_standings_table(standings, f"{resolved.name}: standings"))
+        for s in standings:
+            if s.faults:
+                out.print(f"faults: {s.name}: {s.faults} ({s.disqualified} disqualified)")
+        out.print(f"{len(summary['matches'])} tables in {wall:.1f} s; results in {out_dir}/")
     if args.json:
         brief = {k: v for k, v in summary.items() if k != "matches"}
         brief["output"] = str(out_dir)

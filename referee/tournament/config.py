@@ -33,6 +33,9 @@ class BotEntry(_Strict):
 class PoolConfig(_Strict):
     legs: int = 2  # 1: each pair meets once; 2: twice, seats swapped
     rounds: int = 10_000
+    # Games of more than two players: bots per table (None: min(bots, the game's
+    # default table size)). Two-player games ignore it.
+    table_size: int | None = None
 
 
 class FinalsConfig(_Strict):
@@ -143,6 +146,12 @@ def validate(cfg: TournamentConfig) -> None:
         raise ConfigError(f"pool.legs must be 1 or 2, not {cfg.pool.legs}")
     if cfg.pool.rounds < 1 or cfg.finals.rounds < 1:
         raise ConfigError("pool.rounds and finals.rounds must be at least 1")
+    if cfg.pool.table_size is not None and cfg.pool.table_size < 2:
+        raise ConfigError(f"pool.table_size must be at least 2, not {cfg.pool.table_size}")
+    if cfg.pool.table_size is not None and cfg.pool.table_size > len(cfg.bot) >= 2:
+        raise ConfigError(
+            f"pool.table_size ({cfg.pool.table_size}) is more than the {len(cfg.bot)} bots"
+        )
     if cfg.finals.finalists not in FINALISTS_CHOICES:
         raise ConfigError(
             f"finals.finalists must be one of {', '.join(map(str, FINALISTS_CHOICES))}, "

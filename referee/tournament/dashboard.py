@@ -22,7 +22,7 @@ from rich.text import Text
 from .executor import Executor
 from .runner import Runner
 from .schedule import Bracket, round_name
-from .standings import Standing, cross_table
+from .standings import Standing, TableStanding, cross_table
 
 TOP_N = 10
 REFRESH_S = 0.25
@@ -59,20 +59,25 @@ class Dashboard:
         flight = Table(
             title=f"Playing {len(busy)} on {self.executor.size} workers, {queued} queued"
         )
-        for col in ("match", "seat 0", "seat 1", "rounds", "running"):
-            flight.add_column(col)
+        if r.table_size is not None:
+            for col in ("table", "seats", "rounds", "running"):
+                flight.add_column(col)
+        else:
+            for col in ("match", "seat 0", "seat 1", "rounds", "running"):
+                flight.add_column(col)
         for mid, (plan, _queued) in sorted(r.in_flight.items()):
             w = busy.get(mid)
             if w is None or w.since is None:
                 continue
-            flight.add_row(
-                mid,
-                r.names[plan.seats[0]],
-                r.names[plan.seats[1]],
-                f"{plan.rounds:,}",
-                f"{now - w.since:.1f} s",
-            )
+            if r.table_size is not None:
+                seats = [", ".join(r.names[b] for b in plan.seats)]
+            else:
+                seats = [r.names[plan.seats[0]], r.names[plan.seats[1]]]
+            flight.add_row(mid, *seats, f"{plan.rounds:,}", f"{now - w.since:.1f} s")
         parts: list[RenderableType] = [self.progress, flight]
+        if r.table_size is not None:
+            parts.append(table_standings_table(r.live_tables[:TOP_N], "Standings (tables)"))
+            return Group(*parts)
         stage = "pool" if not r.pool_complete() else "finals"
         parts.append(standings_table(r.live_standings[:TOP_N], f"Pool standings ({stage})", False))
         if r.bracket is not None and r.bracket.rounds:
@@ -113,6 +118,32 @@ def standings_table(rows: list[Standing], title: str, full: bool = True) -> Tabl
             f"{s.mean_final:.4f}",
             f"{s.mean_standard:.4f}",
             *rating,
+            f"{s.faults}" + (f" ({s.disqualified} DQ)" if s.disqualified else ""),
+        )
+    return t
+
+
+def table_standings_table(rows: list[TableStanding], title: str) -> Table:
+    t = Table(title=title)
+    t.add_column("#", justify="right")
+    t.add_column("bot")
+    t.add_column("P", justify="right")
+    t.add_column("1st", justify="right")
+    t.add_column("mean place", justify="right")
+    key = rows[0].tiebreak if rows else ""
+    if key:
+        t.add_column(f"mean {key}", justify="right")
+    t.add_column("seats", justify="right", no_wrap=True)
+    t.add_column("faults", justify="right", no_wrap=True)
+    for s in rows:
+        t.add_row(
+            str(s.rank),
+            s.name,
+            str(s.played),
+            str(s.wins),
+            f"{s.mean_placement:.3f}",
+            *([f"{s.mean_tiebreak:.4f}"] if key else []),
+            "/".join(map(str, s.seat_counts)),
             f"{s.faults}" + (f" ({s.disqualified} DQ)" if s.disqualified else ""),
         )
     return t

@@ -16,7 +16,7 @@ import msgspec
 
 from .config import Resolved
 from .schedule import Bracket, MatchPlan, round_name
-from .standings import Standing, cross_table
+from .standings import Standing, TableStanding, cross_table
 
 # Verdict fields that are measurements of one particular run. Escaped-process
 # reports carry pids, so they vary too (they stay in the file, under ``timing``).
@@ -255,3 +255,96 @@ def _write_results_csv(path: Path, matches: list[dict[str, Any]]) -> None:
                     m["replay"] or "",
                 ]
             )
+
+
+# -- tables (games of more than two players) ----------------------------------
+
+
+def write_table_exports(
+    out_dir: Path,
+    cfg: Resolved,
+    standings: list[TableStanding],
+    finished: list[tuple[MatchPlan, dict[str, Any]]],
+    wall_s: float,
+) -> dict[str, Any]:
+    """The same three files for a table league: no cross-table and no bracket; the
+    champion is the top of the standings."""
+    names = [b.name for b in cfg.bots]
+    matches = [match_record(p, o, names) for p, o in finished]
+    complete = len(matches) > 0 and all(s.played for s in standings)
+    champion = standings[0].name if complete and standings else None
+    rows = []
+    for s in standings:
+        row = msgspec.to_builtins(s)
+        row.pop("bot")
+        row["finish"] = "champion" if s.name == champion else ""
+        rows.append(row)
+    summary: dict[str, Any] = {
+        "tournament": cfg.name,
+        "config": msgspec.to_builtins(cfg),
+        "complete": champion is not None,
+        "champion": champion,
+        "table_size": cfg.pool.table_size,
+        "standings": rows,
+        "bracket": None,
+        "matches": matches,
+        "timing": {
+            "written": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "wall_s": round(wall_s, 3),
+        },
+    }
+    (out_dir / "results.json").write_text(
+        msgspec.json.format(msgspec.json.encode(summary).decode(), indent=1) + "\n",
+        encoding="utf-8",
+    )
+    cols = [
+        "rank",
+        "name",
+        "played",
+        "wins",
+        "mean_placement",
+        "tiebreak",
+        "mean_tiebreak",
+        "seat_counts",
+        "faults",
+        "disqualified",
+        "finish",
+    ]
+    with open(out_dir / "standings.csv", "w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(cols)
+        for r in rows:
+            r = {**r, "seat_counts": " ".join(map(str, r["seat_counts"]))}
+            w.writerow(["" if r.get(c) is None else r.get(c) for c in cols])
+    with open(out_dir / "results.csv", "w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(
+            ["id", "round", "game", "bots", "placements", "seed", "rounds", "winner", "reason"]
+            + ["scores", "faults", "replay"]
+        )
+        for m in matches:
+            faults = [
+                f"{s['bot']}:{fr['kind']}@{fr['round']}"
+                for s in m["seats"]
+                for fr in s["verdict"].get("faults", [])
+            ]
+            w.writerow(
+                [
+                    m["id"],
+                    m["round"],
+                    m["game"],
+                    " ".join(m["bots"]),
+                    " ".join(str(s["placement"]) for s in m["seats"]),
+                    m["seed"],
+                    m["rounds"],
+                    m["winner"] or "",
+                    m["reason"],
+                    "; ".join(
+                        " ".join(f"{k}={v}" for k, v in (s["scores"] or {}).items())
+                        for s in m["seats"]
+                    ),
+                    "; ".join(faults),
+                    m["replay"] or "",
+                ]
+            )
+    return summary

@@ -22,9 +22,9 @@ import trio
 
 from .config import Resolved
 from .executor import Executor
-from .schedule import Bracket, MatchPlan, Played, build_bracket, pool_plan
-from .standings import Standing, rank_pool
-from .state import Store, played_of
+from .schedule import Bracket, MatchPlan, Played, TablePlayed, build_bracket, pool_plan, table_plan
+from .standings import Standing, TableStanding, rank_pool, rank_tables
+from .state import Store, played_of, table_played_of, tiebreak_of
 from .worker import Job
 
 
@@ -37,9 +37,27 @@ class Runner:
         self.out_dir = out_dir
         self.names = [b.name for b in resolved.bots]
         self.seed_fn = derive_seed
-        self.pool = pool_plan(
-            len(self.names), resolved.pool.legs, resolved.pool.rounds, resolved.seed, derive_seed
-        )
+        # Games of more than two players are played at tables (stage "table").
+        self.table_size = resolved.pool.table_size
+        if self.table_size is not None:
+            self.pool = table_plan(
+                len(self.names),
+                self.table_size,
+                resolved.pool.legs,
+                resolved.pool.rounds,
+                resolved.seed,
+                derive_seed,
+            )
+        else:
+            self.pool = pool_plan(
+                len(self.names),
+                resolved.pool.legs,
+                resolved.pool.rounds,
+                resolved.seed,
+                derive_seed,
+            )
+        self.tiebreak = tiebreak_of(resolved.game)
+        self.table_played: dict[str, TablePlayed] = {}
         self.pool_ids = {p.id for p in self.pool}
         self.finished: dict[str, tuple[MatchPlan, dict[str, Any]]] = {}
         self.played: dict[str, Played] = {}
@@ -47,6 +65,7 @@ class Runner:
         self.bracket: Bracket | None = None
         self.ranking: list[int] | None = None  # pool order once the pool is complete
         self.live_standings: list[Standing] = rank_pool(self.names, [], samples=0)
+        self.live_tables: list[TableStanding] = self.table_standings()
         self._next_rank = 0.0
         self.started = time.monotonic()
         # Replays are written under a name unique to this session and renamed when
@@ -56,7 +75,7 @@ class Runner:
         self.work_done_here = 0  # rounds finished in this session (for the ETA)
         self._base_job = self._match_config_base()
         # Called after each match is recorded (plain progress lines when no dashboard).
-        self.on_finish: Callable[[MatchPlan, Played], None] | None = None
+        self.on_finish: Callable[[MatchPlan, Any], None] | None = None
 
     # -- planning --------------------------------------------------------------
 
@@ -64,18 +83,36 @@ class Runner:
         """Read what a previous session finished, and schedule the pool."""
         self.store.schedule(self.pool)
         for plan, outcome in self.store.finished():
-            self.finished[plan.id] = (plan, outcome)
-            self.played[plan.id] = played_of(plan, outcome)
+            self._note(plan, outcome)
         self._refresh_standings()
+
+    def _note(self, plan: MatchPlan, outcome: dict[str, Any]) -> None:
+        self.finished[plan.id] = (plan, outcome)
+        if plan.stage == "table":
+            if not self.tiebreak[0]:
+                self.tiebreak = tiebreak_of(self.cfg.game, outcome)
+            self.table_played[plan.id] = table_played_of(plan, outcome, self.cfg.game)
+        else:
+            self.played[plan.id] = played_of(plan, outcome)
+
+    def tables_played(self) -> list[TablePlayed]:
+        return [self.table_played[p.id] for p in self.pool if p.id in self.table_played]
+
+    def table_standings(self) -> list[TableStanding]:
+        key, lower = self.tiebreak
+        return rank_tables(self.names, self.tables_played(), self.table_size or 0, key, lower)
 
     def pool_played(self) -> list[Played]:
         return [self.played[p.id] for p in self.pool if p.id in self.played]
 
     def pool_complete(self) -> bool:
-        return all(p.id in self.played for p in self.pool)
+        return all(p.id in self.finished for p in self.pool)
 
     def _refresh_standings(self) -> None:
-        self.live_standings = rank_pool(self.names, self.pool_played(), samples=0)
+        if self.table_size is not None:
+            self.live_tables = self.table_standings()
+        else:
+            self.live_standings = rank_pool(self.names, self.pool_played(), samples=0)
 
     def replan(self) -> list[MatchPlan]:
         """Schedule what the results so far make certain; return the pending matches."""
@@ -117,12 +154,12 @@ class Runner:
                 if t.winner is not None and t.b is not None
             )
             max_games -= saved
-        done_pool = sum(1 for p in self.pool if p.id in self.played)
-        done_finals = len(self.played) - done_pool
+        done_pool = sum(1 for p in self.pool if p.id in self.finished)
+        done_finals = len(self.finished) - done_pool
         matches_total = pool_n + max_games
         rounds_done = done_pool * self.cfg.pool.rounds + done_finals * f.rounds
         rounds_total = pool_n * self.cfg.pool.rounds + max_games * f.rounds
-        return len(self.played), matches_total, rounds_done, rounds_total
+        return len(self.finished), matches_total, rounds_done, rounds_total
 
     # -- running ---------------------------------------------------------------
 
@@ -191,12 +228,11 @@ class Runner:
                 outcome["replay"] = os.path.relpath(final, self.out_dir)
             self.store.record(plan, outcome)
             del self.in_flight[plan.id]
-            self.finished[plan.id] = (plan, outcome)
-            self.played[plan.id] = played_of(plan, outcome)
+            self._note(plan, outcome)
             self.work_done_here += plan.rounds
             if self.on_finish is not None:
-                self.on_finish(plan, self.played[plan.id])
-            if plan.stage == "pool":
+                self.on_finish(plan, self.played.get(plan.id) or self.table_played[plan.id])
+            if plan.stage in ("pool", "table"):
                 # The live table is for people: a few refreshes a second are
                 # plenty, and a big pool would spend its time re-ranking.
                 if self.pool_complete() or time.monotonic() >= self._next_rank:

@@ -8,6 +8,8 @@ timing or on how many matches ran at once).
 
 from __future__ import annotations
 
+import itertools
+import random
 from collections.abc import Callable, Mapping, Sequence
 
 import msgspec
@@ -23,7 +25,7 @@ class MatchPlan(msgspec.Struct, frozen=True):
     round: int  # pool: the circle-method round (1-based); finals: bracket round
     tie: int  # finals: the tie's index in its round (0-based); pool: 0
     game: int  # pool: the leg (1 or 2); finals: the game in the tie (1-based)
-    seats: tuple[int, int]
+    seats: tuple[int, ...]  # two bots, or a table's bots (stage "table")
     seed: int
     rounds: int
 
@@ -86,6 +88,80 @@ def pool_plan(n_bots: int, legs: int, rounds: int, tseed: int, seed_fn: SeedFn) 
                         rounds=rounds,
                     )
                 )
+    return out
+
+
+# -- tables (games of more than two players) ---------------------------------
+
+# Above this many games per leg, tables are drawn in seeded cyclic blocks
+# instead of every combination of bots in every rotation.
+MAX_TABLE_GAMES = 1000
+
+
+class TablePlayed(msgspec.Struct, frozen=True):
+    """What the standings need to know about a finished table."""
+
+    id: str
+    seats: tuple[int, ...]
+    placement: tuple[int, ...]  # per seat, 1 = best
+    tiebreak: tuple[float, ...]  # per seat: the game's tie-break score
+    faults: tuple[int, ...]
+    disqualified: tuple[bool, ...]
+
+
+def table_seatings(
+    n_bots: int, size: int, leg: int, tseed: int, seed_fn: SeedFn
+) -> list[tuple[int, tuple[int, ...]]]:
+    """One leg's tables as (block, seats), in playing order.
+
+    Every combination of ``size`` bots, in each of its ``size`` rotations, so each
+    bot sits in each seat position equally often (and meets each other bot as
+    often as any other). Rotation 1 of every combination comes first, then
+    rotation 2..., so the standings stay fair while the leg is played.
+
+    When that is more than MAX_TABLE_GAMES games, seeded cyclic blocks instead:
+    block b draws distinct offsets 0 = d0, d1, ... (seeded by the tournament seed,
+    the leg and b) and seats bot (i + dj) mod n in seat j of table i, for each i;
+    every bot then sits in every seat exactly once per block.
+    """
+    if not 2 <= size <= n_bots:
+        raise ValueError(f"table size must be between 2 and {n_bots}, not {size}")
+    combos = list(itertools.combinations(range(n_bots), size))
+    if len(combos) * size <= MAX_TABLE_GAMES:
+        return [
+            (0, tuple(c[(j + r) % size] for j in range(size))) for r in range(size) for c in combos
+        ]
+    out = []
+    for block in range(1, max(1, MAX_TABLE_GAMES // n_bots) + 1):
+        rng = random.Random(seed_fn(tseed, "table-block", leg, block))
+        offsets = [0, *rng.sample(range(1, n_bots), size - 1)]
+        for i in range(n_bots):
+            out.append((block, tuple((i + d) % n_bots for d in offsets)))
+    return out
+
+
+def table_plan(
+    n_bots: int, size: int, legs: int, rounds: int, tseed: int, seed_fn: SeedFn
+) -> list[MatchPlan]:
+    """Every table of a league of a game of more than two players, leg by leg.
+    A table's seed derives from the tournament seed, its leg, block and seating."""
+    out = []
+    for leg in range(1, legs + 1):
+        for k, (block, seats) in enumerate(
+            table_seatings(n_bots, size, leg, tseed, seed_fn), start=1
+        ):
+            out.append(
+                MatchPlan(
+                    id=f"table-{leg}-{k:04d}-" + "-".join(f"{b + 1:02d}" for b in seats),
+                    stage="table",
+                    round=k,
+                    tie=block,
+                    game=leg,
+                    seats=seats,
+                    seed=seed_fn(tseed, "table", leg, block, *seats),
+                    rounds=rounds,
+                )
+            )
     return out
 
 

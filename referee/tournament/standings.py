@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import msgspec
 import numpy as np
 
-from .schedule import Played
+from .schedule import Played, TablePlayed
 
 BOOTSTRAP_SAMPLES = 400
 RATING_PRIOR = 1.0  # drawn virtual games against a fixed opponent: keeps ratings finite
@@ -219,3 +219,67 @@ def ratings(
         r.rating = round(float(point[r.bot]), 1)
         r.rating_low = round(float(low[r.bot]), 1)
         r.rating_high = round(float(high[r.bot]), 1)
+
+
+# -- tables (games of more than two players) ----------------------------------
+
+
+class TableStanding(msgspec.Struct):
+    rank: int
+    bot: int
+    name: str
+    played: int = 0
+    wins: int = 0  # tables placed first (shared first places count)
+    mean_placement: float = 0.0
+    tiebreak: str = ""  # the score key of the tie-break
+    mean_tiebreak: float = 0.0
+    seat_counts: list[int] = msgspec.field(default_factory=list)  # tables per seat position
+    faults: int = 0
+    disqualified: int = 0
+
+
+def rank_tables(
+    names: Sequence[str],
+    games: Sequence[TablePlayed],
+    size: int,
+    tiebreak: str = "",
+    lower_is_better: bool = False,
+) -> list[TableStanding]:
+    """Standings of a table league: mean placement (lower is better), then the mean
+    tie-break score (e.g. Rock Paper Stuff's deviance, lower better), then name.
+    Means are compared rounded to 6 decimals."""
+    n = len(names)
+    rows = [
+        TableStanding(rank=0, bot=i, name=names[i], tiebreak=tiebreak, seat_counts=[0] * size)
+        for i in range(n)
+    ]
+    psum = [0] * n
+    tsum = [0.0] * n
+    for g in games:
+        for seat, bot in enumerate(g.seats):
+            r = rows[bot]
+            r.played += 1
+            if seat < size:
+                r.seat_counts[seat] += 1
+            psum[bot] += g.placement[seat]
+            tsum[bot] += g.tiebreak[seat]
+            r.wins += int(g.placement[seat] == 1)
+            r.faults += g.faults[seat]
+            r.disqualified += int(g.disqualified[seat])
+    for r in rows:
+        if r.played:
+            r.mean_placement = _r6(psum[r.bot] / r.played)
+            r.mean_tiebreak = _r6(tsum[r.bot] / r.played)
+    sign = 1.0 if lower_is_better else -1.0
+    ordered = sorted(
+        rows,
+        key=lambda r: (
+            r.played == 0,
+            r.mean_placement,
+            sign * r.mean_tiebreak,
+            r.name,
+        ),
+    )
+    for rank, r in enumerate(ordered, start=1):
+        r.rank = rank
+    return ordered

@@ -18,7 +18,7 @@ from typing import Any
 import msgspec
 
 from .config import Resolved
-from .schedule import MatchPlan, Played
+from .schedule import MatchPlan, Played, TablePlayed
 
 DB_NAME = "tournament.sqlite"
 SCHEMA_VERSION = 1
@@ -44,7 +44,8 @@ CREATE TABLE IF NOT EXISTS matches (
     result TEXT,
     replay TEXT,
     wall_s REAL,
-    finished_at TEXT
+    finished_at TEXT,
+    seats TEXT
 );
 CREATE INDEX IF NOT EXISTS matches_status ON matches (status, ord);
 """
@@ -93,6 +94,10 @@ class Store:
             raise StateError(f"{path} is not a tournament database: {exc}") from None
         if row is None or int(row[0]) != SCHEMA_VERSION:
             raise StateError(f"{path}: unsupported tournament database version")
+        columns = {r[1] for r in conn.execute("PRAGMA table_info(matches)")}
+        if "seats" not in columns:  # made before tables existed
+            with conn:
+                conn.execute("ALTER TABLE matches ADD COLUMN seats TEXT")
         return cls(conn, path)
 
     def close(self) -> None:
@@ -128,7 +133,7 @@ class Store:
             before = self.conn.total_changes
             self.conn.executemany(
                 "INSERT OR IGNORE INTO matches (id, ord, stage, round, tie, game, seat0, seat1,"
-                " seed, rounds) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " seed, rounds, seats) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
                     (
                         p.id,
@@ -141,6 +146,7 @@ class Store:
                         p.seats[1],
                         p.seed,
                         p.rounds,
+                        json.dumps(list(p.seats)) if len(p.seats) != 2 else None,
                     )
                     for k, p in enumerate(plans)
                 ],
@@ -149,7 +155,7 @@ class Store:
 
     def pending(self) -> list[MatchPlan]:
         rows = self.conn.execute(
-            "SELECT id, stage, round, tie, game, seat0, seat1, seed, rounds FROM matches"
+            "SELECT id, stage, round, tie, game, seat0, seat1, seed, rounds, seats FROM matches"
             " WHERE status = 'pending' ORDER BY ord"
         ).fetchall()
         return [_plan(r) for r in rows]
@@ -175,10 +181,10 @@ class Store:
     def finished(self) -> list[tuple[MatchPlan, dict[str, Any]]]:
         """Every finished match in schedule order, with its stored outcome."""
         rows = self.conn.execute(
-            "SELECT id, stage, round, tie, game, seat0, seat1, seed, rounds, result"
+            "SELECT id, stage, round, tie, game, seat0, seat1, seed, rounds, seats, result"
             " FROM matches WHERE status = 'done' ORDER BY ord"
         ).fetchall()
-        return [(_plan(r[:9]), json.loads(r[9])) for r in rows]
+        return [(_plan(r[:10]), json.loads(r[10])) for r in rows]
 
     def counts(self) -> dict[str, int]:
         out = {"pending": 0, "done": 0}
@@ -197,14 +203,14 @@ def _connect(path: Path) -> sqlite3.Connection:
 
 
 def _plan(row: tuple[Any, ...]) -> MatchPlan:
-    mid, stage, rnd, tie, game, s0, s1, seed, rounds = row
+    mid, stage, rnd, tie, game, s0, s1, seed, rounds, seats = row
     return MatchPlan(
         id=mid,
         stage=stage,
         round=rnd,
         tie=tie,
         game=game,
-        seats=(s0, s1),
+        seats=(s0, s1) if seats is None else tuple(json.loads(seats)),
         seed=seed,
         rounds=rounds,
     )
@@ -228,12 +234,41 @@ def played_of(plan: MatchPlan, outcome: dict[str, Any]) -> Played:
     winner_seat = outcome.get("winner")
     return Played(
         id=plan.id,
-        seats=plan.seats,
+        seats=(plan.seats[0], plan.seats[1]),
         final=(score(seats[0], "final"), score(seats[1], "final")),
         standard=(score(seats[0], "standard"), score(seats[1], "standard")),
         winner=plan.seats[winner_seat] if isinstance(winner_seat, int) else None,
         faults=(_faults(seats[0]), _faults(seats[1])),
         disqualified=(_dq(seats[0]), _dq(seats[1])),
+    )
+
+
+# The score that splits bots level on mean placement, and whether lower is better.
+TABLE_TIEBREAK: dict[str, tuple[str, bool]] = {"rps_stuff": ("deviance", True)}
+
+
+def tiebreak_of(game: str, outcome: dict[str, Any] | None = None) -> tuple[str, bool]:
+    """(score key, lower is better) of a table game's tie-break: as listed above,
+    else the game's first score, higher better."""
+    if game in TABLE_TIEBREAK:
+        return TABLE_TIEBREAK[game]
+    if outcome is not None:
+        scores = outcome["seats"][0].get("scores") or {}
+        return next(iter(scores), ""), False
+    return "", False
+
+
+def table_played_of(plan: MatchPlan, outcome: dict[str, Any], game: str) -> TablePlayed:
+    """The standings' view of a finished table."""
+    seats = outcome["seats"]
+    key, _lower = tiebreak_of(game, outcome)
+    return TablePlayed(
+        id=plan.id,
+        seats=plan.seats,
+        placement=tuple(int(s.get("placement") or len(seats)) for s in seats),
+        tiebreak=tuple(float((s.get("scores") or {}).get(key, 0.0)) for s in seats),
+        faults=tuple(_faults(s) for s in seats),
+        disqualified=tuple(_dq(s) for s in seats),
     )
 
 
