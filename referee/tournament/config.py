@@ -148,10 +148,6 @@ def validate(cfg: TournamentConfig) -> None:
         raise ConfigError("pool.rounds and finals.rounds must be at least 1")
     if cfg.pool.table_size is not None and cfg.pool.table_size < 2:
         raise ConfigError(f"pool.table_size must be at least 2, not {cfg.pool.table_size}")
-    if cfg.pool.table_size is not None and cfg.pool.table_size > len(cfg.bot) >= 2:
-        raise ConfigError(
-            f"pool.table_size ({cfg.pool.table_size}) is more than the {len(cfg.bot)} bots"
-        )
     if cfg.finals.finalists not in FINALISTS_CHOICES:
         raise ConfigError(
             f"finals.finalists must be one of {', '.join(map(str, FINALISTS_CHOICES))}, "
