@@ -25,6 +25,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+_SLOW_MOVE = ("--move-timeout", "20")
+
 ZOO_DIR = Path(__file__).resolve().parent
 BIN_DIR = ZOO_DIR / "bin"
 BAD_ROUND = 3
@@ -166,13 +168,27 @@ ZOO: tuple[ZooBot, ...] = (
     ZooBot("c_segv", _c("segv"), _always(fatal("crash")), needs="c"),
     ZooBot("c_abort", _c("abort"), _always(fatal("crash")), needs="c"),
     # -- memory and processes
-    ZooBot("memhog", _py("memhog.py"), _always(fatal("memory_limit", round=None))),
-    ZooBot("c_memhog", _c("memhog"), _always(fatal("memory_limit", round=None)), needs="c"),
+    # Filling a GiB takes a while on a loaded machine: a long move limit makes sure
+    # the memory watchdog, not the clock, is what stops these bots.
+    ZooBot(
+        "memhog",
+        _py("memhog.py"),
+        _always(fatal("memory_limit", round=None)),
+        referee_args=_SLOW_MOVE,
+    ),
+    ZooBot(
+        "c_memhog",
+        _c("memhog"),
+        _always(fatal("memory_limit", round=None)),
+        needs="c",
+        referee_args=_SLOW_MOVE,
+    ),
     ZooBot(
         "node_memhog",
         _node("memhog.js"),
         _always(fatal("memory_limit", round=None)),
         needs="node",
+        referee_args=_SLOW_MOVE,
     ),
     ZooBot("shm_hog", _py("shm_hog.py"), _shm),
     ZooBot(
