@@ -37,42 +37,6 @@ elif variant == "sandbox-basic":
     sandbox = "basic"
 elif variant == "no-watchdog":
     M.Match._watchdog = lambda self, step, force: []
-elif variant == "fast-read":
-    # The common case is exactly one whole reply line per read: take it without
-    # the bytearray buffer and the newline scan loop. (Prototype: the rare path
-    # below splits without the line-length checks of the real one.)
-    slow = P.BotProcess.read_stdout
-    def read_stdout(self, now):
-        if self.inbuf or self.stdout_eof or self.line_too_long:
-            return slow(self, now)
-        try:
-            data = os.read(self.stdout_fd, P.READ_CHUNK)
-        except BlockingIOError:
-            return False
-        except OSError:
-            data = b""
-        if not data:
-            self.stdout_eof = True
-            return False
-        self.bytes_out += len(data)
-        if data.find(b"\n") == len(data) - 1:
-            self.lines.append((data[:-1], now))
-            return True
-        *whole, rest = data.split(b"\n")
-        self.lines.extend((ln, now) for ln in whole)
-        self.inbuf += rest
-        self._scan_from = len(self.inbuf)
-        return True
-    P.BotProcess.read_stdout = read_stdout
-elif variant in ("fast-play", "fast-resolve", "fast-both"):
-    sys.path.insert(0, os.path.join(os.getcwd(), "bench"))
-    if variant != "fast-resolve":
-        from fastplay import fast_play
-        M.Match._play = fast_play
-    if variant != "fast-play":
-        from fastresolve import fast_resolve
-        from referee.games.chaos import ChaosLeague
-        ChaosLeague.resolve = fast_resolve
 elif variant == "bare-trio":
     pass
 elif variant != "base":
@@ -178,10 +142,6 @@ VARIANTS = (
     "base",
     "no-replay",
     "no-watchdog",
-    "fast-read",
-    "fast-play",
-    "fast-resolve",
-    "fast-both",
     "sandbox-basic",
     "bare-trio",
 )
