@@ -65,7 +65,7 @@ chunks = st.one_of(
 
 
 @settings(
-    max_examples=50,
+    max_examples=30,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
