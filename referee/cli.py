@@ -370,7 +370,16 @@ def outcome_json(outcome: Any) -> dict[str, Any]:
         "replay_hash": outcome.replay_hash,
         "containment": header.containment,
         "seats": seats,
+        # The referee's own peak memory (not its children's): hostile output must
+        # never make it grow.
+        "referee": {"peak_rss_kib": _own_peak_rss_kib()},
     }
+
+
+def _own_peak_rss_kib() -> int:
+    import resource
+
+    return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 
 
 def _configure_bots(p: argparse.ArgumentParser) -> None:

@@ -50,6 +50,8 @@ BASE_ARGS = (
 )
 SECRET_NAME = "REFEREE_ZOO_SECRET"
 PARALLEL = 6
+# A 20-round match needs ~45 MiB; the 100 MB line and the floods must not add to it.
+REFEREE_RSS_LIMIT_KIB = 150 * 1024
 
 
 def _cli_help() -> str:
@@ -318,6 +320,8 @@ def _check(run: Run, expect: Expect) -> None:
     other = next(s for s in result["seats"] if s["seat"] == 1)
     assert other["verdict"].get("status", "ok") == "ok", json.dumps(other["verdict"])[:2000]
     assert not run.leftovers, f"processes left behind: {run.leftovers}"
+    # Whatever the bot sent or did, the referee's own memory stayed small.
+    assert result["referee"]["peak_rss_kib"] < REFEREE_RSS_LIMIT_KIB, result["referee"]
     _check_probe_side_effects(run)
 
 
