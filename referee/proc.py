@@ -43,6 +43,10 @@ class StderrCapture:
 
     def feed(self, data: bytes) -> None:
         self.total += len(data)
+        if self._log is not None and self._log_left > 0:
+            chunk = data[: self._log_left]
+            self._log.write(chunk)
+            self._log_left -= len(chunk)
         room = self.keep - len(self.head)
         if room > 0:
             self.head += data[:room]
@@ -51,16 +55,6 @@ class StderrCapture:
             self.tail += data
             if len(self.tail) > self.keep:
                 del self.tail[: len(self.tail) - self.keep]
-        if self._log is not None and self._log_left > 0 and data:
-            chunk = data[: self._log_left]
-            self._log.write(chunk)
-            self._log_left -= len(chunk)
-
-    def feed_log_head(self, data: bytes) -> None:
-        if self._log is not None and self._log_left > 0:
-            chunk = data[: self._log_left]
-            self._log.write(chunk)
-            self._log_left -= len(chunk)
 
     def close(self) -> None:
         if self._log is not None:

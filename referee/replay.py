@@ -13,9 +13,7 @@ cut; readers drop it and say so).
 
 from __future__ import annotations
 
-import gzip
 import hashlib
-import io
 import time
 import zlib
 from collections.abc import Iterator
@@ -283,10 +281,3 @@ def read_replay(path: Path) -> Replay:
     if header is None:
         raise ReplayError(f"{path}: no header line; not a replay")
     return Replay(header=header, steps=steps, events=events, footer=footer)
-
-
-def open_text(path: Path) -> io.TextIOBase:
-    """Open a replay as text (plain or gzip) for tools that want lines."""
-    if path.suffix == ".gz":
-        return gzip.open(path, "rt", encoding="utf-8")
-    return open(path, encoding="utf-8")  # noqa: SIM115
