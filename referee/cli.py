@@ -377,6 +377,15 @@ def outcome_json(outcome: Any) -> dict[str, Any]:
 
 
 def _own_peak_rss_kib() -> int:
+    """VmHWM of this process. Not ru_maxrss: that one starts at the parent's RSS at
+    fork and survives exec, so it would report the launcher's memory, not ours."""
+    try:
+        with open("/proc/self/status", "rb") as f:
+            for line in f:
+                if line.startswith(b"VmHWM:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
     import resource
 
     return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
