@@ -45,44 +45,32 @@ class CliError(Exception):
         self.code = code
 
 
-def positive_float(text: str) -> float:
+def _bounded(text: str, kind: type[Any], minimum: float, strict: bool) -> Any:
+    """Parse a number for argparse; ``strict``: it must be above ``minimum``."""
     try:
-        value = float(text)
+        value = kind(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be > 0: {text!r}")
+        what = "a whole number" if kind is int else "a number"
+        raise argparse.ArgumentTypeError(f"not {what}: {text!r}") from None
+    if value < minimum or (strict and not value > minimum):
+        raise argparse.ArgumentTypeError(f"must be {'>' if strict else '>='} {minimum}: {text!r}")
     return value
+
+
+def positive_float(text: str) -> float:
+    return float(_bounded(text, float, 0, strict=True))
 
 
 def nonneg_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be >= 0: {text!r}")
-    return value
+    return float(_bounded(text, float, 0, strict=False))
 
 
 def positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1: {text!r}")
-    return value
+    return int(_bounded(text, int, 1, strict=False))
 
 
 def nonneg_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be >= 0: {text!r}")
-    return value
+    return int(_bounded(text, int, 0, strict=False))
 
 
 def add_limit_arguments(p: argparse.ArgumentParser) -> None:
