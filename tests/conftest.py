@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +14,14 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 TEST_BOTS = Path(__file__).resolve().parent / "bots"
+
+needs_node = pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+
+
+def replay_steps(path: Path) -> list[dict[str, Any]]:
+    """The step records of a plain replay file, as JSON values."""
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    return [line for line in lines if line["type"] == "step"]
 
 
 def run_cli(

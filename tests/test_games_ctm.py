@@ -10,7 +10,7 @@ from typing import Any
 
 import msgspec
 import pytest
-from conftest import ROOT, match_json, run_cli
+from conftest import ROOT, match_json, needs_node, replay_steps, run_cli
 
 from referee.games import GAMES
 from referee.games.ctm import (
@@ -285,12 +285,6 @@ def test_params_round_trip() -> None:
 SAMPLES = ROOT / "sample_bots" / "games" / "ctm"
 MINIMAX = f"python3 {SAMPLES / 'minimax.py'}"
 COUNTER = f"node {SAMPLES / 'counter.js'}"
-needs_node = pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
-
-
-def replay_steps(path: Path) -> list[dict[str, Any]]:
-    lines = [json.loads(line) for line in path.read_text().splitlines()]
-    return [line for line in lines if line["type"] == "step"]
 
 
 @needs_node

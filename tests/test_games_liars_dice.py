@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import json
-import shutil
 from pathlib import Path
-from typing import Any
 
 import msgspec
 import pytest
-from conftest import ROOT, match_json, run_cli
+from conftest import ROOT, match_json, needs_node, replay_steps, run_cli
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -309,12 +306,6 @@ def test_full_games_deterministic(seats: int) -> None:
 SAMPLES = ROOT / "sample_bots" / "games" / "liars_dice"
 ODDS = f"python3 {SAMPLES / 'odds.py'}"
 EXPECT = f"node {SAMPLES / 'expect.js'}"
-needs_node = pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
-
-
-def replay_steps(path: Path) -> list[dict[str, Any]]:
-    lines = [json.loads(line) for line in path.read_text().splitlines()]
-    return [line for line in lines if line["type"] == "step"]
 
 
 @needs_node

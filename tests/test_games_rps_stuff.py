@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import random
-import shutil
 from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
@@ -12,7 +11,7 @@ from typing import Any
 
 import msgspec
 import pytest
-from conftest import ROOT, match_json, run_cli
+from conftest import ROOT, match_json, needs_node, replay_steps, run_cli
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -280,12 +279,6 @@ def test_params_round_trip() -> None:
 SAMPLES = ROOT / "sample_bots" / "games" / "rps_stuff"
 BALANCE = f"python3 {SAMPLES / 'balance.py'}"
 ABUNDANT = f"node {SAMPLES / 'abundant.js'}"
-needs_node = pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
-
-
-def replay_steps(path: Path) -> list[dict[str, Any]]:
-    lines = [json.loads(line) for line in path.read_text().splitlines()]
-    return [line for line in lines if line["type"] == "step"]
 
 
 @needs_node
