@@ -85,6 +85,25 @@ def pressure_mask(spent_opp: BoolArray, window: int = PRESSURE_WINDOW) -> BoolAr
     return mask
 
 
+def _pair_counts(
+    a: IntArray, b: IntArray, rows: int, cols: int, where: BoolArray | None = None
+) -> NDArray[np.int64]:
+    """counts[i, j]: rounds with a == i and b == j (only where ``where``, if given).
+
+    Counted in chunks: bincount works on intp, and a whole million-round match
+    converted at once would set the referee's peak memory."""
+    flat = np.zeros(rows * cols, dtype=np.int64)
+    for start in range(0, len(a), _CHUNK):
+        part = slice(start, start + _CHUNK)
+        ca, cb = a[part], b[part]
+        if where is not None:
+            ca, cb = ca[where[part]], cb[where[part]]
+        codes = ca.astype(np.intp) * cols
+        codes += cb
+        flat += np.bincount(codes, minlength=rows * cols)
+    return flat.reshape(rows, cols)
+
+
 def _hindsight_exploit(
     moves: IntArray, context: IntArray, table: NDArray[np.int64]
 ) -> tuple[int, int]:
@@ -97,14 +116,7 @@ def _hindsight_exploit(
     reply breaks even or better."""
     m = table.shape[0]
     k = int(context.max()) + 1 if len(context) else 1
-    # Counted in chunks: bincount works on intp, and a whole million-round match
-    # converted at once would set the referee's peak memory.
-    counts = np.zeros(k * m, dtype=np.int64)
-    for start in range(0, len(moves), _CHUNK):
-        codes = context[start : start + _CHUNK].astype(np.intp) * m
-        codes += moves[start : start + _CHUNK]
-        counts += np.bincount(codes, minlength=k * m)
-    counts = counts.reshape(k, m)
+    counts = _pair_counts(context, moves, k, m)
     won = counts @ table.T  # won[c, a]
     return int(won.max(axis=1).sum()), int((counts.sum(axis=1) > 0).sum())
 
@@ -202,13 +214,7 @@ def response_model(seat: int, real: IntArray, spent: BoolArray, moves: int) -> N
     x = real[:-1, seat]
     y = real[1:, opp]
     honest = ~spent[:-1, seat] & (x >= 0) & (y >= 0)
-    flat = np.zeros(moves * moves, dtype=np.int64)
-    for start in range(0, len(x), _CHUNK):  # in chunks: see _hindsight_exploit
-        part = honest[start : start + _CHUNK]
-        codes = x[start : start + _CHUNK][part].astype(np.intp) * moves
-        codes += y[start : start + _CHUNK][part]
-        flat += np.bincount(codes, minlength=moves * moves)
-    counts = flat.reshape(moves, moves)
+    counts = _pair_counts(x, y, moves, moves, where=honest)
     total = int(counts.sum())
     marginal = counts.sum(axis=0) / total if total else np.full(moves, 1.0 / moves)
     rows = counts.sum(axis=1, keepdims=True) + RESPONSE_PRIOR
