@@ -190,7 +190,9 @@ ZOO: tuple[ZooBot, ...] = (
         needs="node",
         referee_args=_SLOW_MOVE,
     ),
-    ZooBot("shm_hog", _py("shm_hog.py"), _shm),
+    # Writing 200 MiB to a tmpfs took over 0.5 s on a busy CI machine: the verdict must
+    # come from the containment, not the clock.
+    ZooBot("shm_hog", _py("shm_hog.py"), _shm, referee_args=_SLOW_MOVE),
     ZooBot(
         "fork_bomb",
         _py("fork_bomb.py"),
@@ -208,7 +210,12 @@ ZOO: tuple[ZooBot, ...] = (
         note="the extra lines may be charged to round 3 or to round 4, already asked",
     ),
     ZooBot("long_line", _py("long_line.py"), _always(fatal("line_too_long"))),
-    ZooBot("stderr_flood", _py("stderr_flood.py"), _always(ok("stderr_flood: 4 MiB written"))),
+    ZooBot(
+        "stderr_flood",
+        _py("stderr_flood.py"),
+        _always(ok("stderr_flood: 4 MiB written")),
+        referee_args=_SLOW_MOVE,
+    ),
     # -- malformed replies (protocol/README.md: each is a lost round, not a disqualification)
     ZooBot("bad_utf8", _py("bad_utf8.py"), _always(round_fault("protocol_error"))),
     ZooBot("lone_surrogate", _py("lone_surrogate.py"), _always(round_fault("protocol_error"))),
