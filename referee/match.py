@@ -172,6 +172,19 @@ class _Seat:
         self.max_move = 0.0
 
 
+class _Round:
+    """What one step got from the seats it asked, by seat, while it is judged."""
+
+    __slots__ = ("actions", "faults", "latency", "fatal", "faulted")
+
+    def __init__(self, seats: int) -> None:
+        self.actions: list[Any | None] = [None] * seats
+        self.faults: list[Fault | None] = [None] * seats
+        self.latency: list[int | None] = [None] * seats  # microseconds
+        self.fatal: list[int] = []  # seats to disqualify after this step
+        self.faulted = False
+
+
 class Match:
     def __init__(
         self,
@@ -465,202 +478,391 @@ class Match:
             # The late answer to a step that already timed out: never used.
         return None
 
+    # -- the loop: pieces shared by both round loops ---------------------------
+
+    def _before_step(self, step: int) -> list[int]:
+        """Seats to disqualify before ``step`` starts: a live bot that sent a line
+        since its last answer (nobody asked for it), or one over a resource limit
+        (the watchdog runs if its period is up)."""
+        fatal: list[int] = []
+        for seat, s in enumerate(self.seats):
+            if s.bot is not None and s.bot.lines and not s.owed and not s.out:
+                self._fault(seat, step, faults.UNSOLICITED_OUTPUT, "a line nobody asked for")
+                fatal.append(seat)
+        fatal += [seat for seat in self._watchdog(step, force=False) if seat not in fatal]
+        return fatal
+
+    def _accept(
+        self,
+        seat: int,
+        step: int,
+        got: tuple[bytes, float] | str,
+        sent: float,
+        deadline: float,
+        rnd: _Round,
+        decode: Callable[[bytes], Any],
+    ) -> None:
+        """Judge what a seat sent for ``step``: an action, or a fault in ``rnd``."""
+        s = self.seats[seat]
+        if isinstance(got, str):
+            rnd.faults[seat] = self._fault(seat, step, got, "a line nobody asked for")
+            rnd.fatal.append(seat)
+            rnd.faulted = True
+            return
+        line, t = got
+        took = t - sent
+        move_s = self.cfg.move_timeout
+        if t > deadline:
+            # It came, but after the deadline: a timeout all the same.
+            rnd.faults[seat] = self._fault(
+                seat,
+                step,
+                faults.TIMEOUT,
+                f"reply after {took:.3f} s > {move_s:g} s (+{s.bank:.3f} s bank)",
+            )
+            s.bank = 0.0
+            rnd.faulted = True
+            return
+        rnd.latency[seat] = int(took * 1e6)
+        if took > s.max_move:
+            s.max_move = took
+        if took > move_s:
+            s.bank = max(0.0, s.bank - (took - move_s))
+        try:
+            action = decode(line)
+        except (ValueError, RecursionError) as exc:
+            rnd.faults[seat] = self._fault(
+                seat, step, faults.PROTOCOL_ERROR, f"{exc}: {line[:200]!r}"
+            )
+            rnd.faulted = True
+            return
+        why = self.game.check(self._state, seat, action)
+        if why is not None:
+            kind = faults.PROTOCOL_ERROR if "round" in why else faults.ILLEGAL_MOVE
+            rnd.faults[seat] = self._fault(seat, step, kind, why)
+            rnd.faulted = True
+            return
+        rnd.actions[seat] = action
+
+    async def _collect(
+        self,
+        step: int,
+        waiting: list[int],
+        sent: float,
+        deadline: list[float],
+        rnd: _Round,
+        decode: Callable[[bytes], Any],
+    ) -> None:
+        """Wait for the replies of the ``waiting`` seats (each until its deadline),
+        judging each as it comes; parks in trio's loop only when nothing is ready."""
+        mux = self.mux
+        assert mux is not None
+        monotonic = time.monotonic
+        while waiting:
+            now = monotonic()
+            still = []
+            for seat in waiting:
+                s = self.seats[seat]
+                bot = s.bot
+                assert bot is not None
+                lines = bot.lines
+                if not lines:
+                    bot.read_stdout(now)
+                owed = s.owed
+                if len(lines) == 1 and len(owed) == 1:
+                    # The usual case: one turn outstanding, one line arrived.
+                    owed.pop()
+                    got: tuple[bytes, float] | str | None = lines.popleft()
+                else:
+                    got = self._take_line(seat, step) if lines else None
+                if got is not None:
+                    self._accept(seat, step, got, sent, deadline[seat], rnd, decode)
+                    continue
+                gone = None
+                if bot.stdout_eof or bot.stdin_broken or bot.exited or bot.line_too_long:
+                    gone = await self._gone_reason(seat)
+                if gone is not None:
+                    rnd.faults[seat] = self._fault(seat, step, *gone)
+                    rnd.fatal.append(seat)
+                    rnd.faulted = True
+                elif now >= deadline[seat]:
+                    move_s = self.cfg.move_timeout
+                    rnd.faults[seat] = self._fault(
+                        seat,
+                        step,
+                        faults.TIMEOUT,
+                        f"no reply within {move_s:g} s (+{s.bank:.3f} s bank)",
+                    )
+                    s.bank = 0.0
+                    rnd.faulted = True
+                else:
+                    still.append(seat)
+            waiting = still
+            if waiting:
+                wait = min(deadline[seat] for seat in waiting) - monotonic()
+                await mux.wait(min(wait, WATCHDOG_PERIOD))
+                for seat in self._watchdog(step, force=False):
+                    if seat in waiting:
+                        waiting.remove(seat)
+                        rnd.fatal.append(seat)
+                        rnd.faulted = True
+
+    def _after_faults(self, asked: Sequence[int], step: int, rnd: _Round) -> None:
+        """A seat at its round-fault limit is out too; then everyone who must go goes."""
+        max_faults = self.cfg.max_faults
+        for seat in asked:
+            s = self.seats[seat]
+            if seat not in rnd.fatal and s.round_faults >= max_faults and not s.out:
+                self._fault(
+                    seat,
+                    step,
+                    faults.TOO_MANY_FAULTS,
+                    f"{s.round_faults} round faults (limit {max_faults})",
+                )
+                rnd.fatal.append(seat)
+        if rnd.fatal:
+            self._disqualify(rnd.fatal, step)
+
+    def _send_notices(self, outcome: Any, encode: Callable[[Any], bytes]) -> None:
+        mux = self.mux
+        assert mux is not None
+        for seat, notice in self.game.notices(self._state, outcome):
+            s = self.seats[seat]
+            if not s.out and s.bot is not None:
+                s.bot.send(encode(notice) + b"\n")
+                if s.bot.outbuf:
+                    mux.want_write(s.bot)
+
+    async def _checkpoint(self, step: int) -> None:
+        """Every PROGRESS_EVERY steps: drain stderr and notice exits even when every
+        reply came at once, report progress, and let other trio tasks run."""
+        assert self.mux is not None
+        self.mux.pump()
+        if self.progress is not None:
+            self.progress(step, self.total_steps, self._state)
+        await trio.lowlevel.checkpoint()
+
     async def _play(self) -> None:
-        # The round loop runs tens of thousands of times a second: everything it
-        # touches is bound to a local first, and work that is only needed when
-        # something went wrong (faults, leftovers, limits) sits behind cheap tests.
+        if len(self.seats) == 2 and self.game.pair_every_step:
+            await self._play_pair()
+        # Also where a two-seat game goes on after a seat is out, if its rules let it.
+        await self._play_general()
+
+    # -- the two-seat round loop -----------------------------------------------
+
+    async def _play_pair(self) -> None:
+        """The round loop for two seats that both act every step (Chaos League,
+        RoShamBo), which runs tens of thousands of times a second.
+
+        The usual round runs inline, with everything bound to locals: both turns
+        written, then each reply taken if it is the one line owed, in time, and
+        decodes to a legal action. Anything else in a round -- a reply not there
+        yet after the wait, a late, partial, malformed or illegal one, unsolicited
+        output, a gone bot, the watchdog's turn -- sends that round through the
+        same helpers as the general loop, which judge it the same way.
+        """
         game = self.game
         state = self._state
         mux = self.mux
         assert mux is not None
-        cfg = self.cfg
-        nseats = len(self.seats)
-        seats = self.seats
-        bots: list[BotProcess] = [s.bot for s in seats]  # type: ignore[misc]
+        s0, s1 = self.seats
+        b0, b1 = s0.bot, s1.bot
+        assert b0 is not None and b1 is not None
+        lines0, lines1 = b0.lines, b1.lines
+        owed0, owed1 = s0.owed, s1.owed
+        read0, read1 = b0.read_stdout, b1.read_stdout
+        send0, send1 = b0.send, b1.send
+        encode_turn = game.encode_turn
         encode = msgspec.json.Encoder().encode
         decode = msgspec.json.Decoder(game.action_type).decode
-        observe, check, resolve = game.observe, game.check, game.resolve
-        finished, step_number, to_act = game.finished, game.step_number, game.to_act
+        check, resolve = game.check, game.resolve
+        finished, step_number = game.finished, game.step_number
+        has_notices = type(game).notices is not Game.notices
         monotonic = time.monotonic
+        wait = mux.wait
         Raw = msgspec.Raw
-        move_s = cfg.move_timeout
-        max_faults = cfg.max_faults
+        move_s = self.cfg.move_timeout
+        writer = self.writer
+        write_record = writer.write
+        recording = writer.path is not None
         pending: Step | None = None
+        checkpoint_at = PROGRESS_EVERY
+        while not finished(state):
+            if s0.out or s1.out:
+                break
+            step = step_number(state)
+            if lines0 or lines1 or monotonic() >= self._next_watch:
+                fatal = self._before_step(step)
+                if fatal:
+                    if pending is not None:  # keep records in step order
+                        write_record(pending)
+                        pending = None
+                    self._disqualify(fatal, step)
+                    continue
+            obs0 = encode_turn(state, 0)
+            obs1 = encode_turn(state, 1)
+            send0(obs0 + b"\n")
+            send1(obs1 + b"\n")
+            if b0.outbuf:
+                mux.want_write(b0)
+            if b1.outbuf:
+                mux.want_write(b1)
+            owed0.append(step)
+            owed1.append(step)
+            sent = monotonic()
+            d0 = sent + move_s + s0.bank
+            d1 = sent + move_s + s1.bank
+            # Write the previous step's record while the bots think.
+            if pending is not None:
+                write_record(pending)
+                pending = None
+            got0: tuple[bytes, float] | None = None
+            got1: tuple[bytes, float] | None = None
+            clean = True
+            while True:
+                now = monotonic()
+                if got0 is None:
+                    if not lines0:
+                        read0(now)
+                    if len(lines0) == 1 and len(owed0) == 1:
+                        owed0.pop()
+                        got0 = lines0.popleft()
+                    elif lines0 or b0.stdout_eof or b0.line_too_long or now >= d0:
+                        clean = False
+                if got1 is None:
+                    if not lines1:
+                        read1(now)
+                    if len(lines1) == 1 and len(owed1) == 1:
+                        owed1.pop()
+                        got1 = lines1.popleft()
+                    elif lines1 or b1.stdout_eof or b1.line_too_long or now >= d1:
+                        clean = False
+                if not clean or (got0 is not None and got1 is not None):
+                    break
+                if (
+                    now >= self._next_watch
+                    or b0.stdin_broken
+                    or b1.stdin_broken
+                    or b0.exited
+                    or b1.exited
+                ):
+                    clean = False
+                    break
+                due = d1 if got0 is not None else (d0 if got1 is not None else min(d0, d1))
+                await wait(min(due - now, WATCHDOG_PERIOD))
+            a0 = a1 = None
+            if clean and got0[1] <= d0 and got1[1] <= d1:  # type: ignore[index]
+                try:
+                    a0 = decode(got0[0])  # type: ignore[index]
+                    a1 = decode(got1[0])  # type: ignore[index]
+                except (ValueError, RecursionError):
+                    a0 = None
+                if a0 is not None and (check(state, 0, a0) or check(state, 1, a1)):
+                    a0 = None
+            if a0 is not None:
+                took0 = got0[1] - sent  # type: ignore[index]
+                took1 = got1[1] - sent  # type: ignore[index]
+                if took0 > s0.max_move:
+                    s0.max_move = took0
+                if took1 > s1.max_move:
+                    s1.max_move = took1
+                if took0 > move_s:  # the time bank paid for the excess
+                    s0.bank = max(0.0, s0.bank - (took0 - move_s))
+                if took1 > move_s:
+                    s1.bank = max(0.0, s1.bank - (took1 - move_s))
+                outcome = resolve(state, (a0, a1))
+                if recording:
+                    pending = Step(
+                        step,
+                        [Raw(obs0), Raw(obs1)],
+                        [a0, a1],
+                        [int(took0 * 1e6), int(took1 * 1e6)],
+                        [None, None],
+                        outcome,
+                    )
+            else:
+                # The round is not the usual one: judge it as the general loop does.
+                rnd = _Round(2)
+                waiting = []
+                for seat, got in ((0, got0), (1, got1)):
+                    if got is None:
+                        waiting.append(seat)
+                    else:
+                        self._accept(seat, step, got, sent, (d0, d1)[seat], rnd, decode)
+                if waiting:
+                    await self._collect(step, waiting, sent, [d0, d1], rnd, decode)
+                outcome = resolve(state, rnd.actions)
+                if recording:
+                    pending = Step(
+                        step,
+                        [Raw(obs0), Raw(obs1)],
+                        rnd.actions,
+                        rnd.latency,
+                        rnd.faults,
+                        outcome,
+                    )
+                if rnd.faulted:
+                    if pending is not None:
+                        write_record(pending)
+                        pending = None
+                    self._after_faults((0, 1), step, rnd)
+            if has_notices:
+                self._send_notices(outcome, encode)
+            if step >= checkpoint_at:
+                checkpoint_at = step + PROGRESS_EVERY
+                await self._checkpoint(step)
+        if pending is not None:
+            write_record(pending)
+
+    # -- the general round loop ------------------------------------------------
+
+    async def _play_general(self) -> None:
+        """The round loop for any game: any seats may act at a step."""
+        game = self.game
+        state = self._state
+        mux = self.mux
+        assert mux is not None
+        nseats = len(self.seats)
+        seats = self.seats
+        encode = msgspec.json.Encoder().encode
+        decode = msgspec.json.Decoder(game.action_type).decode
+        has_notices = type(game).notices is not Game.notices
+        move_s = self.cfg.move_timeout
         writer = self.writer
         recording = writer.path is not None
-        checkpoint_at = PROGRESS_EVERY
-        # Only games that override notices() pay for the call in the loop.
-        has_notices = type(game).notices is not Game.notices
-        while not finished(state):
-            step = step_number(state)
-            asked = to_act(state)
-            fatal: list[int] = []
-            # Anything a live bot sent since its last answer was not asked for.
-            for seat in range(nseats):
-                if bots[seat].lines and not seats[seat].owed and not seats[seat].out:
-                    self._fault(seat, step, faults.UNSOLICITED_OUTPUT, "a line nobody asked for")
-                    fatal.append(seat)
-            now = monotonic()
-            over = self._watchdog(step, force=False) if now >= self._next_watch else ()
-            if fatal or over:
-                if pending is not None:  # keep records in step order
-                    writer.write(pending)
-                    pending = None
-                self._disqualify(fatal + list(over), step)
+        checkpoint_at = game.step_number(state) + PROGRESS_EVERY
+        while not game.finished(state):
+            step = game.step_number(state)
+            asked = game.to_act(state)
+            fatal = self._before_step(step)
+            if fatal:
+                self._disqualify(fatal, step)
                 continue
             obs: list[Any] = [None] * nseats
-            sent = [0.0] * nseats
-            deadline = [0.0] * nseats
             for seat in asked:
                 s = seats[seat]
-                bot = bots[seat]
-                body = encode(observe(state, seat))
-                obs[seat] = Raw(body)
+                bot = s.bot
+                assert bot is not None
+                body = game.encode_turn(state, seat)
+                obs[seat] = msgspec.Raw(body)
                 bot.send(body + b"\n")
                 if bot.outbuf:
                     mux.want_write(bot)
                 s.owed.append(step)
-                sent[seat] = now
-                deadline[seat] = now + move_s + s.bank
-            # Write the previous step's record while the bots think.
-            if pending is not None:
-                writer.write(pending)
-                pending = None
-            actions: list[Any | None] = [None] * nseats
-            acts: list[Any] = [None] * nseats
-            step_faults: list[Fault | None] = [None] * nseats
-            latency: list[int | None] = [None] * nseats
-            faulted = False
-            waiting = list(asked)
-            while waiting:
-                now = monotonic()
-                still = []
-                for seat in waiting:
-                    s = seats[seat]
-                    bot = bots[seat]
-                    lines = bot.lines
-                    if not lines:
-                        bot.read_stdout(now)
-                    owed = s.owed
-                    if len(lines) == 1 and len(owed) == 1:
-                        # The usual case: one turn outstanding, one line arrived.
-                        owed.pop()
-                        got: tuple[bytes, float] | str | None = lines.popleft()
-                    else:
-                        got = self._take_line(seat, step) if lines else None
-                    if got is None:
-                        gone = None
-                        if bot.stdout_eof or bot.stdin_broken or bot.exited or bot.line_too_long:
-                            gone = await self._gone_reason(seat)
-                        if gone is not None:
-                            step_faults[seat] = self._fault(seat, step, *gone)
-                            fatal.append(seat)
-                            faulted = True
-                        elif now >= deadline[seat]:
-                            step_faults[seat] = self._fault(
-                                seat,
-                                step,
-                                faults.TIMEOUT,
-                                f"no reply within {move_s:g} s (+{s.bank:.3f} s bank)",
-                            )
-                            s.bank = 0.0
-                            faulted = True
-                        else:
-                            still.append(seat)
-                        continue
-                    if isinstance(got, str):
-                        step_faults[seat] = self._fault(seat, step, got, "a line nobody asked for")
-                        fatal.append(seat)
-                        faulted = True
-                        continue
-                    line, t = got
-                    took = t - sent[seat]
-                    if t > deadline[seat]:
-                        # It came, but after the deadline: a timeout all the same.
-                        step_faults[seat] = self._fault(
-                            seat,
-                            step,
-                            faults.TIMEOUT,
-                            f"reply after {took:.3f} s > {move_s:g} s (+{s.bank:.3f} s bank)",
-                        )
-                        s.bank = 0.0
-                        faulted = True
-                        continue
-                    latency[seat] = int(took * 1e6)
-                    if took > s.max_move:
-                        s.max_move = took
-                    if took > move_s:
-                        s.bank = max(0.0, s.bank - (took - move_s))
-                    try:
-                        action = decode(line)
-                    except (ValueError, RecursionError) as exc:
-                        step_faults[seat] = self._fault(
-                            seat, step, faults.PROTOCOL_ERROR, f"{exc}: {line[:200]!r}"
-                        )
-                        faulted = True
-                        continue
-                    why = check(state, seat, action)
-                    if why is not None:
-                        kind = faults.PROTOCOL_ERROR if "round" in why else faults.ILLEGAL_MOVE
-                        step_faults[seat] = self._fault(seat, step, kind, why)
-                        faulted = True
-                        continue
-                    actions[seat] = action
-                    if recording:
-                        acts[seat] = Raw(encode(action))
-                waiting = still
-                if waiting:
-                    now = monotonic()
-                    wait = min(deadline[seat] for seat in waiting) - now
-                    await mux.wait(min(wait, WATCHDOG_PERIOD))
-                    over = self._watchdog(step, force=False)
-                    for seat in over:
-                        if seat in waiting:
-                            waiting.remove(seat)
-                            fatal.append(seat)
-                            faulted = True
-            outcome = resolve(state, actions)
+            sent = time.monotonic()
+            deadline = [sent + move_s + s.bank for s in seats]
+            rnd = _Round(nseats)
+            await self._collect(step, list(asked), sent, deadline, rnd, decode)
+            outcome = game.resolve(state, rnd.actions)
             if has_notices:
-                for seat, notice in game.notices(state, outcome):
-                    bot = bots[seat]
-                    if not seats[seat].out:
-                        bot.send(encode(notice) + b"\n")
-                        if bot.outbuf:
-                            mux.want_write(bot)
+                self._send_notices(outcome, encode)
             if recording:
-                pending = Step(
-                    n=step,
-                    obs=obs,
-                    act=acts,
-                    us=latency,
-                    fault=step_faults,
-                    out=Raw(encode(outcome)),
-                )
-            if faulted:
-                for seat in asked:
-                    s = seats[seat]
-                    if seat not in fatal and s.round_faults >= max_faults and not s.out:
-                        self._fault(
-                            seat,
-                            step,
-                            faults.TOO_MANY_FAULTS,
-                            f"{s.round_faults} round faults (limit {max_faults})",
-                        )
-                        fatal.append(seat)
-                if fatal:
-                    if pending is not None:
-                        writer.write(pending)
-                        pending = None
-                    self._disqualify(fatal, step)
+                writer.write(Step(step, obs, rnd.actions, rnd.latency, rnd.faults, outcome))
+            if rnd.faulted:
+                self._after_faults(asked, step, rnd)
             if step >= checkpoint_at:
                 checkpoint_at = step + PROGRESS_EVERY
-                # Drain stderr and notice exits even when every reply came at once.
-                mux.pump()
-                if self.progress is not None:
-                    self.progress(step, self.total_steps, state)
-                await trio.lowlevel.checkpoint()
-        if pending is not None:
-            writer.write(pending)
+                await self._checkpoint(step)
 
     # -- teardown --------------------------------------------------------------
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 
+import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -218,8 +219,11 @@ def test_state_and_history_agree_with_a_reference_model(steps):
     game = ChaosLeague(rounds=len(steps), tokens=3)
     state = game.new_state(0)
     pts, wdl, tokens = [0, 0], [[0, 0, 0], [0, 0, 0]], [3, 3]
-    real_hist, shown_hist = [], []
+    real_hist, shown_hist, spent_hist = [], [], []
     for a0, a1 in steps:
+        for seat in (0, 1):
+            # The driver sends encode_turn's bytes: a table-built copy of observe().
+            assert game.encode_turn(state, seat) == msgspec.json.encode(game.observe(state, seat))
         game.resolve(state, [a0, a1])
         acts = (a0, a1)
         if a0 is not None and a1 is not None:
@@ -227,21 +231,25 @@ def test_state_and_history_agree_with_a_reference_model(steps):
             p = (p0, -p0)
         else:
             p = tuple(1 if a is not None else -1 for a in acts)
-        row_real, row_shown = [], []
+        row_real, row_shown, row_spent = [], [], []
         for seat, a in enumerate(acts):
             pts[seat] += p[seat]
             wdl[seat][0 if p[seat] > 0 else (1 if p[seat] == 0 else 2)] += 1
             spent = a is not None and a.shadow_request and tokens[seat] > 0
             tokens[seat] -= spent
+            row_spent.append(bool(spent))
             row_real.append(-1 if a is None else MOVES.index(a.real_move))
             shown = None if a is None else (a.shadow_move if spent else a.real_move)
             row_shown.append(-1 if shown is None else MOVES.index(shown))
         real_hist.append(row_real)
         shown_hist.append(row_shown)
+        spent_hist.append(row_spent)
     assert state.points == pts
     assert [[state.wins[s], state.draws[s], state.losses[s]] for s in (0, 1)] == wdl
     assert state.tokens == tokens
     hist = game.history(state)
     assert hist.real.tolist() == real_hist
     assert hist.shown.tolist() == shown_hist
+    assert hist.spent.tolist() == spent_hist
+    assert state.faulted_rounds == [sum(s[seat] is None for s in steps) for seat in (0, 1)]
     assert hist.points.sum(axis=0).tolist() == pts

@@ -21,6 +21,8 @@ import msgspec
 
 StateT = TypeVar("StateT")
 
+_encode = msgspec.json.Encoder().encode
+
 
 class Fault(msgspec.Struct, frozen=True, omit_defaults=True):
     """A seat's failure to give a valid action, or worse.
@@ -62,6 +64,9 @@ class Game(abc.ABC, Generic[StateT]):
 
     seats: int
     default_steps: ClassVar[int]
+    # True when exactly two seats act at every step for as long as both are in
+    # (Chaos League, RoShamBo): the driver then uses its two-seat round loop.
+    pair_every_step: ClassVar[bool] = False
 
     @classmethod
     def create(cls, seats: int, params: dict[str, Any]) -> Game[Any]:
@@ -105,6 +110,11 @@ class Game(abc.ABC, Generic[StateT]):
     @abc.abstractmethod
     def observe(self, state: StateT, seat: int) -> msgspec.Struct:
         """What ``seat`` is shown before it acts."""
+
+    def encode_turn(self, state: StateT, seat: int) -> bytes:
+        """``observe`` as the JSON sent on the wire (no newline). A game may override
+        it with a faster encoder; it must return exactly these bytes."""
+        return _encode(self.observe(state, seat))
 
     @abc.abstractmethod
     def check(self, state: StateT, seat: int, action: Any) -> str | None:

@@ -24,6 +24,7 @@ Rules as implemented (see protocol/README.md for the bot's view):
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any, ClassVar, Literal
 
@@ -52,14 +53,23 @@ PAYOFF: tuple[tuple[int, ...], ...] = tuple(
 Move = Literal["rock", "paper", "scissors", "lizard", "spock"]
 Bucket = Literal["HIGH", "MEDIUM", "LOW", "EMPTY"]
 
-# Byte used in history buffers for "no move" (a faulted or forfeited round).
-NO_MOVE = 255
+# The history keeps one byte a round: ``code = real0 * 6 + real1``, where a move
+# index is 0-4 and NONE (5) stands for "no move" (a faulted round). Shown moves
+# differ from real ones only where a token was spent, at most ``tokens`` times per
+# seat, so those are kept apart as a short list.
+NONE = 5
+_CODES = 36
 
-# Tables for the common round, indexed by m0 * 5 + m1 (move indices).
-_PAIR_POINTS = [PAYOFF[a][b] for a in range(5) for b in range(5)]
-_PAIR_BYTES = [bytes((a, b)) for a in range(5) for b in range(5)]
-_PAIR_SHOWN: list[tuple[Any, Any]] = [(MOVES[a], MOVES[b]) for a in range(5) for b in range(5)]
-_PAIR_HIST_POINTS = {p: bytes((p + 1, 1 - p)) for p in (-1, 0, 1)}
+
+def _code_points(code: int) -> tuple[int, int]:
+    """Points of a round from its history code (the rule for faulted rounds too)."""
+    m0, m1 = divmod(code, 6)
+    if m0 < NONE and m1 < NONE:
+        return PAYOFF[m0][m1], -PAYOFF[m0][m1]
+    return (1 if m0 < NONE else -1), (1 if m1 < NONE else -1)
+
+
+CODE_POINTS: tuple[tuple[int, int], ...] = tuple(_code_points(c) for c in range(_CODES))
 
 
 def bucket(tokens: int) -> Bucket:
@@ -91,6 +101,11 @@ class Action(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     round: int | None = None
 
 
+_encode = msgspec.json.Encoder().encode
+# How every encoded Turn starts; the round number follows.
+_TURN_HEAD = b'{"type":"turn","round":'
+
+
 class Outcome(msgspec.Struct, frozen=True, array_like=True):
     """What one round did, per seat: points, the move the opponent will see,
     whether a token was spent, tokens left after the round."""
@@ -102,26 +117,22 @@ class Outcome(msgspec.Struct, frozen=True, array_like=True):
 
 
 class ChaosState:
-    """Mutable match state. Histories are compact byte buffers (2 bytes a round)
-    so a million-round match stays small; scoring turns them into numpy arrays."""
+    """Mutable match state. The history is one byte a round (see ``CODE_POINTS``)
+    plus the few rounds where a token was spent, so a million-round match stays
+    small; the tallies (points, wins, ...) are counted from it when asked for."""
 
     __slots__ = (
         "step",
         "tokens",
         "last_real",
         "last_shown",
-        "points",
-        "wins",
-        "draws",
-        "losses",
         "spent",
-        "faulted_rounds",
         "disqualified",
         "forfeited",
-        "hist_real",
-        "hist_shown",
-        "hist_spent",
-        "hist_points",
+        "hist",
+        "shadows",
+        "_counts",
+        "_counted",
     )
 
     def __init__(self, tokens: int) -> None:
@@ -129,18 +140,68 @@ class ChaosState:
         self.tokens = [tokens, tokens]
         self.last_real: list[int | None] = [None, None]
         self.last_shown: list[int | None] = [None, None]
-        self.points = [0, 0]
-        self.wins = [0, 0]
-        self.draws = [0, 0]
-        self.losses = [0, 0]
         self.spent = [0, 0]
-        self.faulted_rounds = [0, 0]
         self.disqualified = [False, False]
         self.forfeited = 0  # rounds never played because of a disqualification
-        self.hist_real = bytearray()
-        self.hist_shown = bytearray()
-        self.hist_spent = bytearray()
-        self.hist_points = bytearray()  # points + 1, so 0..2
+        self.hist = bytearray()  # one code per round played
+        self.shadows: list[tuple[int, int, int]] = []  # (round index, seat, move shown)
+        self._counts = [0] * _CODES  # rounds per code, over hist[:_counted]
+        self._counted = 0
+
+    def code_counts(self) -> list[int]:
+        """Rounds played per history code (counted incrementally)."""
+        if self._counted < len(self.hist):
+            counts = self._counts
+            for code, n in Counter(self.hist[self._counted :]).items():
+                counts[code] += n
+            self._counted = len(self.hist)
+        return self._counts
+
+    def tally(self, seat: int) -> tuple[int, int, int, int]:
+        """(points, wins, draws, losses) of a seat, forfeited rounds included."""
+        points = wins = draws = losses = 0
+        for code, n in enumerate(self.code_counts()):
+            if n:
+                p = CODE_POINTS[code][seat]
+                points += p * n
+                if p > 0:
+                    wins += n
+                elif p < 0:
+                    losses += n
+                else:
+                    draws += n
+        if self.forfeited:
+            if self.disqualified[seat]:
+                points -= self.forfeited
+                losses += self.forfeited
+            else:
+                points += self.forfeited
+                wins += self.forfeited
+        return points, wins, draws, losses
+
+    @property
+    def points(self) -> list[int]:
+        return [self.tally(0)[0], self.tally(1)[0]]
+
+    @property
+    def wins(self) -> list[int]:
+        return [self.tally(0)[1], self.tally(1)[1]]
+
+    @property
+    def draws(self) -> list[int]:
+        return [self.tally(0)[2], self.tally(1)[2]]
+
+    @property
+    def losses(self) -> list[int]:
+        return [self.tally(0)[3], self.tally(1)[3]]
+
+    @property
+    def faulted_rounds(self) -> list[int]:
+        counts = self.code_counts()
+        return [
+            sum(counts[NONE * 6 : NONE * 6 + 6]),
+            sum(counts[c] for c in range(NONE, _CODES, 6)),
+        ]
 
 
 class ChaosHistory(msgspec.Struct, frozen=True):
@@ -168,6 +229,7 @@ class ChaosLeague(Game[ChaosState]):
     default_steps: ClassVar[int] = 10_000
     default_tokens: ClassVar[int] = 50
     moves: tuple[str, ...] = MOVES
+    pair_every_step: ClassVar[bool] = True
 
     def __init__(self, rounds: int | None = None, tokens: int | None = None) -> None:
         self.seats = 2
@@ -178,6 +240,13 @@ class ChaosLeague(Game[ChaosState]):
         if self.tokens < 0:
             raise ValueError("tokens must not be negative")
         self._move_set = frozenset(self.moves)
+        self._turn_tails: dict[tuple[int | None, int | None, int], bytes] = {}
+        # (real_move, real_move) -> everything the common round needs, precomputed.
+        self._plain: dict[tuple[str, str], tuple[int, int, int, tuple[int, int], Any]] = {
+            (MOVES[a], MOVES[b]): (a, b, a * 6 + b, CODE_POINTS[a * 6 + b], (MOVES[a], MOVES[b]))
+            for a in range(len(self.moves))
+            for b in range(len(self.moves))
+        }
 
     @classmethod
     def create(cls, seats: int, params: dict[str, Any]) -> ChaosLeague:
@@ -214,6 +283,25 @@ class ChaosLeague(Game[ChaosState]):
             bucket(state.tokens[other]),
         )
 
+    def encode_turn(self, state: ChaosState, seat: int) -> bytes:
+        # The same bytes as encoding observe(), from a table of the fields after
+        # "round": which of them a seat sees takes few values.
+        other = 1 - seat
+        key = (state.last_shown[other], state.last_real[seat], state.tokens[other])
+        tail = self._turn_tails.get(key)
+        if tail is None:
+            shown, real, tokens = key
+            encoded = _encode(
+                Turn(
+                    0,
+                    None if shown is None else MOVES[shown],  # type: ignore[arg-type]
+                    None if real is None else MOVES[real],  # type: ignore[arg-type]
+                    bucket(tokens),
+                )
+            )
+            tail = self._turn_tails[key] = encoded[len(_TURN_HEAD) + 1 :]
+        return b"%s%d%s" % (_TURN_HEAD, state.step, tail)
+
     def check(self, state: ChaosState, seat: int, action: Any) -> str | None:
         if action.round is not None and action.round != state.step:
             return f"reply is for round {action.round}, round {state.step} was asked"
@@ -229,47 +317,34 @@ class ChaosLeague(Game[ChaosState]):
     def resolve(self, state: ChaosState, actions: Sequence[Any | None]) -> Outcome:
         a0, a1 = actions
         if a0 is not None and a1 is not None and not (a0.shadow_request or a1.shadow_request):
-            return self._resolve_plain(state, MOVE_INDEX[a0.real_move], MOVE_INDEX[a1.real_move])
+            # The common round: both moved, nobody asked for a shadow.
+            i0, i1, plain_code, points, shown = self._plain[a0.real_move, a1.real_move]
+            state.hist.append(plain_code)
+            state.last_real[0] = state.last_shown[0] = i0
+            state.last_real[1] = state.last_shown[1] = i1
+            state.step += 1
+            tokens = state.tokens
+            return Outcome(points, shown, (False, False), (tokens[0], tokens[1]))
         m0 = MOVE_INDEX[a0.real_move] if a0 is not None else None
         m1 = MOVE_INDEX[a1.real_move] if a1 is not None else None
-        if m0 is not None and m1 is not None:
-            p0 = PAYOFF[m0][m1]
-            p1 = -p0
-        else:  # a faulted seat loses the round; the other wins unless it faulted too
-            p0 = 1 if m0 is not None else -1
-            p1 = 1 if m1 is not None else -1
+        code = (NONE if m0 is None else m0) * 6 + (NONE if m1 is None else m1)
+        index = len(state.hist)
+        state.hist.append(code)
         tokens = state.tokens
         spent0 = a0 is not None and a0.shadow_request and tokens[0] > 0
         spent1 = a1 is not None and a1.shadow_request and tokens[1] > 0
         s0 = MOVE_INDEX[a0.shadow_move] if spent0 else m0  # type: ignore[union-attr]
         s1 = MOVE_INDEX[a1.shadow_move] if spent1 else m1  # type: ignore[union-attr]
-        if spent0:
-            tokens[0] -= 1
-            state.spent[0] += 1
-        if spent1:
-            tokens[1] -= 1
-            state.spent[1] += 1
-        for seat, p in ((0, p0), (1, p1)):
-            state.points[seat] += p
-            if p > 0:
-                state.wins[seat] += 1
-            elif p < 0:
-                state.losses[seat] += 1
-            else:
-                state.draws[seat] += 1
-        if a0 is None:
-            state.faulted_rounds[0] += 1
-        if a1 is None:
-            state.faulted_rounds[1] += 1
+        for seat, spent, shown in ((0, spent0, s0), (1, spent1, s1)):
+            if spent:
+                tokens[seat] -= 1
+                state.spent[seat] += 1
+                state.shadows.append((index, seat, shown))  # type: ignore[arg-type]
         state.last_real[0], state.last_real[1] = m0, m1
         state.last_shown[0], state.last_shown[1] = s0, s1
-        state.hist_real += bytes((NO_MOVE if m0 is None else m0, NO_MOVE if m1 is None else m1))
-        state.hist_shown += bytes((NO_MOVE if s0 is None else s0, NO_MOVE if s1 is None else s1))
-        state.hist_spent += bytes((spent0, spent1))
-        state.hist_points += bytes((p0 + 1, p1 + 1))
         state.step += 1
         return Outcome(
-            (p0, p1),
+            CODE_POINTS[code],
             (
                 None if s0 is None else MOVES[s0],  # type: ignore[arg-type]
                 None if s1 is None else MOVES[s1],
@@ -278,48 +353,12 @@ class ChaosLeague(Game[ChaosState]):
             (tokens[0], tokens[1]),
         )
 
-    def _resolve_plain(self, state: ChaosState, m0: int, m1: int) -> Outcome:
-        """The common round (both moved, no shadow request) from precomputed tables:
-        the same result as the general path, at half the cost per round."""
-        k = m0 * 5 + m1
-        p0 = _PAIR_POINTS[k]
-        points = state.points
-        points[0] += p0
-        points[1] -= p0
-        if p0 > 0:
-            state.wins[0] += 1
-            state.losses[1] += 1
-        elif p0 < 0:
-            state.losses[0] += 1
-            state.wins[1] += 1
-        else:
-            state.draws[0] += 1
-            state.draws[1] += 1
-        state.last_real[0] = state.last_shown[0] = m0
-        state.last_real[1] = state.last_shown[1] = m1
-        pair = _PAIR_BYTES[k]
-        state.hist_real += pair
-        state.hist_shown += pair
-        state.hist_spent += b"\0\0"
-        state.hist_points += _PAIR_HIST_POINTS[p0]
-        state.step += 1
-        tokens = state.tokens
-        return Outcome((p0, -p0), _PAIR_SHOWN[k], (False, False), (tokens[0], tokens[1]))
-
     def disqualify(self, state: ChaosState, seats: Sequence[int]) -> None:
         for seat in seats:
             state.disqualified[seat] = True
-        remaining = self.rounds - (state.step - 1) - state.forfeited
-        if remaining <= 0:
-            return
-        state.forfeited += remaining
-        for seat in (0, 1):
-            if state.disqualified[seat]:
-                state.points[seat] -= remaining
-                state.losses[seat] += remaining
-            else:
-                state.points[seat] += remaining
-                state.wins[seat] += remaining
+        # Each remaining round counts -1 for a disqualified seat, +1 for the other
+        # (see ChaosState.tally).
+        state.forfeited += max(0, self.rounds - (state.step - 1) - state.forfeited)
 
     def finished(self, state: ChaosState) -> bool:
         return state.step > self.rounds or state.disqualified[0] or state.disqualified[1]
@@ -329,15 +368,21 @@ class ChaosLeague(Game[ChaosState]):
         # and the import is a third of the referee's start-up time.
         import numpy as np
 
-        def arr(buf: bytearray, dtype: Any) -> Any:
-            # Viewed as int8, the NO_MOVE byte 255 is already the -1 scoring expects.
-            return np.frombuffer(bytes(buf), dtype=dtype).reshape(-1, 2)
-
+        codes = np.frombuffer(bytes(state.hist), dtype=np.uint8)
+        real = np.empty((len(codes), 2), dtype=np.int8)
+        np.floor_divide(codes, 6, out=real[:, 0], casting="unsafe")
+        np.remainder(codes, 6, out=real[:, 1], casting="unsafe")
+        real[real == NONE] = -1
+        shown = real.copy()
+        spent = np.zeros(real.shape, dtype=np.bool_)
+        for index, seat, move in state.shadows:
+            shown[index, seat] = move
+            spent[index, seat] = True
         return ChaosHistory(
-            real=arr(state.hist_real, np.int8),
-            shown=arr(state.hist_shown, np.int8),
-            spent=arr(state.hist_spent, np.bool_),
-            points=arr(state.hist_points, np.int8) - np.int8(1),
+            real=real,
+            shown=shown,
+            spent=spent,
+            points=np.array(CODE_POINTS, dtype=np.int8)[codes],
             tokens_start=self.tokens,
             rounds_total=self.rounds,
             disqualified=(state.disqualified[0], state.disqualified[1]),
@@ -357,6 +402,8 @@ class ChaosLeague(Game[ChaosState]):
             winner = 0 if standards[0] > standards[1] else 1
         else:
             winner = None
+        tally = [state.tally(0), state.tally(1)]
+        faulted = state.faulted_rounds
         seats = []
         for seat in (0, 1):
             placement = 1 if winner is None or winner == seat else 2
@@ -366,12 +413,12 @@ class ChaosLeague(Game[ChaosState]):
                     placement=placement,
                     scores=scores[seat],
                     stats={
-                        "points": state.points[seat],
-                        "wins": state.wins[seat],
-                        "draws": state.draws[seat],
-                        "losses": state.losses[seat],
+                        "points": tally[seat][0],
+                        "wins": tally[seat][1],
+                        "draws": tally[seat][2],
+                        "losses": tally[seat][3],
                         "tokens_spent": state.spent[seat],
-                        "faulted_rounds": state.faulted_rounds[seat],
+                        "faulted_rounds": faulted[seat],
                         "disqualified": state.disqualified[seat],
                     },
                 )
