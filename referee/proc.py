@@ -127,6 +127,7 @@ class BotProcess:
         self.bytes_in = 0  # written to the bot
         self.bytes_out = 0  # read from the bot's stdout
         self.stdout_eof = False
+        self.stdout_done = False  # end of file or a line too long: nothing more is read
         self.stdin_broken = False
         self.stderr_eof = False
         self.line_too_long = False
@@ -173,7 +174,7 @@ class BotProcess:
 
     def read_stdout(self, now: float) -> bool:
         """One non-blocking read; splits complete lines into ``lines``. True if any bytes."""
-        if self.stdout_eof or self.line_too_long:
+        if self.stdout_done:
             return False
         try:
             data = os.read(self.stdout_fd, READ_CHUNK)
@@ -181,15 +182,21 @@ class BotProcess:
             return False
         except OSError:
             data = b""
+        # The usual case: nothing pending and exactly one whole line arrived.
+        if data and not self.inbuf and data.find(b"\n") == len(data) - 1:
+            if len(data) <= self.max_line:
+                self.bytes_out += len(data)
+                self.lines.append((data[:-1], now))
+                return True
+        return self._absorb(data, now)
+
+    def _absorb(self, data: bytes, now: float) -> bool:
+        """The general line splitter: partial lines, several lines, end of file."""
         if not data:
-            self.stdout_eof = True
+            self.stdout_eof = self.stdout_done = True
             return False
         self.bytes_out += len(data)
         buf = self.inbuf
-        # The usual case: nothing pending and exactly one whole line arrived.
-        if not buf and data.find(b"\n") == len(data) - 1 and len(data) <= self.max_line:
-            self.lines.append((data[:-1], now))
-            return True
         buf += data
         start = 0
         scan = self._scan_from
@@ -198,7 +205,7 @@ class BotProcess:
             if nl < 0:
                 break
             if nl - start > self.max_line:
-                self.line_too_long = True
+                self.line_too_long = self.stdout_done = True
                 return True
             self.lines.append((bytes(buf[start:nl]), now))
             start = nl + 1
@@ -207,7 +214,7 @@ class BotProcess:
             del buf[:start]
         self._scan_from = len(buf)
         if len(buf) > self.max_line:
-            self.line_too_long = True
+            self.line_too_long = self.stdout_done = True
         return True
 
     def read_stderr(self) -> None:
@@ -328,10 +335,10 @@ class Multiplexer:
             return False
         if not events:
             return False
-        self._handle(events)
+        self.handle(events)
         return True
 
-    def _handle(self, events: list[tuple[int, int]]) -> None:
+    def handle(self, events: list[tuple[int, int]]) -> None:
         now = time.monotonic()
         for fd, _mask in events:
             entry = self.handlers.get(fd)
@@ -340,7 +347,7 @@ class Multiplexer:
             bot, what = entry
             if what == "out":
                 bot.read_stdout(now)
-                if bot.stdout_eof or bot.line_too_long:
+                if bot.stdout_done:
                     self._unregister(fd)
             elif what == "err":
                 bot.read_stderr()
@@ -374,7 +381,7 @@ class Multiplexer:
             except InterruptedError:
                 events = []
             if events:
-                self._handle(events)
+                self.handle(events)
                 return
             timeout -= self.fast_wait_s
             if timeout <= 0:

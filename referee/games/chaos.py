@@ -70,6 +70,8 @@ def _code_points(code: int) -> tuple[int, int]:
 
 
 CODE_POINTS: tuple[tuple[int, int], ...] = tuple(_code_points(c) for c in range(_CODES))
+# The real moves of a code, -1 for "no move" (as scoring expects).
+_CODE_REAL = tuple(tuple(-1 if m == NONE else m for m in divmod(c, 6)) for c in range(_CODES))
 
 
 def bucket(tokens: int) -> Bucket:
@@ -368,12 +370,13 @@ class ChaosLeague(Game[ChaosState]):
         # and the import is a third of the referee's start-up time.
         import numpy as np
 
-        codes = np.frombuffer(bytes(state.hist), dtype=np.uint8)
-        real = np.empty((len(codes), 2), dtype=np.int8)
-        np.floor_divide(codes, 6, out=real[:, 0], casting="unsafe")
-        np.remainder(codes, 6, out=real[:, 1], casting="unsafe")
-        real[real == NONE] = -1
-        shown = real.copy()
+        # A view of the history, not a copy (the state is not resolved any further
+        # once scored; a BufferError would say so if it were).
+        codes = np.frombuffer(state.hist, dtype=np.uint8)
+        real = np.asarray(_CODE_REAL, dtype=np.int8)[codes]
+        # Shown moves are the real ones except where a token was spent. (np.zeros
+        # pages that are never written cost no memory.)
+        shown = real.copy() if state.shadows else real
         spent = np.zeros(real.shape, dtype=np.bool_)
         for index, seat, move in state.shadows:
             shown[index, seat] = move

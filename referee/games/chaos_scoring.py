@@ -60,7 +60,7 @@ EXPLOITERS = (
 )
 
 IntArray = NDArray[np.integer[Any]]
-_CHUNK = 1 << 16  # rounds per bincount in _hindsight_exploit
+_CHUNK = 1 << 14  # rounds per step of the chunked counts (no round-sized temporaries)
 BoolArray = NDArray[np.bool_]
 
 
@@ -80,7 +80,7 @@ def pressure_mask(spent_opp: BoolArray, window: int = PRESSURE_WINDOW) -> BoolAr
     mask = np.zeros(n, dtype=np.bool_)
     # Spends are few (at most the token count), so marking the window after each
     # one is cheap and needs no round-sized temporaries (memory matters at 10^6 rounds).
-    for i in np.flatnonzero(spent_opp):
+    for i in np.nonzero(spent_opp)[0]:  # (flatnonzero would copy a strided column)
         mask[i + 1 : i + 1 + window] = True
     return mask
 
@@ -104,21 +104,64 @@ def _pair_counts(
     return flat.reshape(rows, cols)
 
 
-def _hindsight_exploit(
-    moves: IntArray, context: IntArray, table: NDArray[np.int64]
-) -> tuple[int, int]:
-    """Net points (summed) that the best fixed reply per context would have won
-    against ``moves``, and the number of contexts that occur.
+def _hindsight_exploit(counts: NDArray[np.int64], table: NDArray[np.int64]) -> tuple[int, int]:
+    """Net points (summed) that the best fixed reply per context would have won,
+    and the number of contexts that occur, from ``counts[c, m]``: how often the
+    seat played m in context c.
 
-    ``counts[c, m]`` is how often the seat played m in context c; the reply a
-    wins ``counts[c] . table[a]`` there, and the exploiter picks the best a in
-    every context. The result is never negative: against any mix of moves some
-    reply breaks even or better."""
-    m = table.shape[0]
-    k = int(context.max()) + 1 if len(context) else 1
-    counts = _pair_counts(context, moves, k, m)
+    The reply a wins ``counts[c] . table[a]`` in context c, and the exploiter
+    picks the best a in every context. The result is never negative: against any
+    mix of moves some reply breaks even or better."""
     won = counts @ table.T  # won[c, a]
     return int(won.max(axis=1).sum()), int((counts.sum(axis=1) > 0).sum())
+
+
+def _context_counts(
+    seat: int, real: IntArray, shown: IntArray, pts: IntArray, m: int
+) -> list[NDArray[np.int64]]:
+    """Move counts per context for each of EXPLOITERS, over the rounds the seat
+    moved: no context; the seat's previous move as shown; the opponent's
+    previous move as shown; the seat's previous result.
+
+    Value m stands for "no previous move" (round 1, or after a fault); result
+    context 3 is round 1 only (a fault is a loss). Contexts are the moves as
+    displayed: what the opponent saw of the seat, and what the seat saw of the
+    opponent (and reacted to); the opponent knows both, so it could condition on
+    either. Counted in chunks of rounds, so a million-round match needs no
+    round-sized temporaries."""
+    opp = 1 - seat
+    n = len(real)
+    sizes = (1, m + 1, m + 1, 4)
+    counts = [np.zeros(k * m, dtype=np.int64) for k in sizes]
+    for start in range(0, n, _CHUNK):
+        stop = min(n, start + _CHUNK)
+        mv = real[start:stop, seat]
+        prev_own = np.full(stop - start, m, dtype=np.int8)
+        prev_opp = np.full(stop - start, m, dtype=np.int8)
+        prev_result = np.full(stop - start, 3, dtype=np.int8)
+        first = 1 if start == 0 else 0  # round 1 has no previous round
+        lo = start - 1 + first
+        if stop - 1 > lo:
+            own, other = shown[lo : stop - 1, seat], shown[lo : stop - 1, opp]
+            prev_own[first:] = np.where(own >= 0, own, m)
+            prev_opp[first:] = np.where(other >= 0, other, m)
+            prev_result[first:] = pts[lo : stop - 1] + 1  # loss 0, draw 1, win 2
+        moved = mv >= 0
+        # Usually every round has a move; then nothing needs copying.
+        if not bool(moved.all()):
+            mv, prev_own, prev_opp, prev_result = (
+                mv[moved],
+                prev_own[moved],
+                prev_opp[moved],
+                prev_result[moved],
+            )
+        mv_codes = mv.astype(np.intp)
+        for flat, ctx in zip(counts[1:], (prev_own, prev_opp, prev_result), strict=True):
+            codes = ctx.astype(np.intp) * m
+            codes += mv_codes
+            flat += np.bincount(codes, minlength=len(flat))
+        counts[0] += np.bincount(mv_codes, minlength=m)
+    return [flat.reshape(k, m) for flat, k in zip(counts, sizes, strict=True)]
 
 
 def _anti_exploitation(
@@ -151,37 +194,16 @@ def _anti_exploitation(
         mean_p = mean_c = gap = n_eff = weight = 0.0
     resilience = 0.5 * gap * weight
 
-    # Exploitability, from contexts an opponent can observe. Value m stands for
-    # "no previous move" (round 1, or after a fault); value 3 of the result
-    # context for round 1 only, as a fault is a loss.
-    moved = real[:, seat] >= 0
-    prev_own = np.full(n, m, dtype=np.int8)
-    prev_opp = np.full(n, m, dtype=np.int8)
-    prev_result = np.full(n, 3, dtype=np.int8)
-    if n > 1:
-        # Contexts are the moves as displayed: what the opponent saw of the
-        # seat, and what the seat saw of the opponent (and reacted to). The
-        # opponent knows both, so it could condition on either.
-        prev_own[1:] = np.where(shown[:-1, seat] >= 0, shown[:-1, seat], m)
-        prev_opp[1:] = np.where(shown[:-1, opp] >= 0, shown[:-1, opp], m)
-        prev_result[1:] = pts[:-1] + 1  # loss 0, draw 1, win 2
-    # Usually every round has a move; a slice then avoids copying.
-    sel: slice | BoolArray = slice(None) if bool(moved.all()) else moved
-    mv = real[sel, seat]
-    n_moved = len(mv)
-    contexts = (
-        np.zeros(n_moved, dtype=np.int8),
-        prev_own[sel],
-        prev_opp[sel],
-        prev_result[sel],
-    )
+    # Exploitability: how much a hindsight exploiter conditioning on what an
+    # opponent can observe would have won (see _context_counts).
     rates: dict[str, float] = {}
     excess = 0.0
-    for name, ctx in zip(EXPLOITERS, contexts, strict=True):
+    for name, counts in zip(EXPLOITERS, _context_counts(seat, real, shown, pts, m), strict=True):
+        n_moved = int(counts.sum())
         if n_moved == 0:
             rates[name] = 0.0
             continue
-        won, cells = _hindsight_exploit(mv, ctx, table)
+        won, cells = _hindsight_exploit(counts, table)
         rates[name] = won / n_moved
         # A random player concedes about sqrt(cells / n) per round to a
         # hindsight exploiter by chance alone; only the part beyond z times
@@ -211,10 +233,14 @@ def response_model(seat: int, real: IntArray, spent: BoolArray, moves: int) -> N
     the opponent saw was true). Each row is smoothed toward the opponent's
     overall mix over the same rounds with ``RESPONSE_PRIOR`` pseudo-rounds."""
     opp = 1 - seat
-    x = real[:-1, seat]
-    y = real[1:, opp]
-    honest = ~spent[:-1, seat] & (x >= 0) & (y >= 0)
-    counts = _pair_counts(x, y, moves, moves, where=honest)
+    counts = np.zeros((moves, moves), dtype=np.int64)
+    # In chunks of rounds, like _pair_counts, so the masks stay small.
+    for start in range(0, len(real) - 1, _CHUNK):
+        stop = min(len(real) - 1, start + _CHUNK)
+        x = real[start:stop, seat]
+        y = real[start + 1 : stop + 1, opp]
+        honest = ~spent[start:stop, seat] & (x >= 0) & (y >= 0)
+        counts += _pair_counts(x, y, moves, moves, where=honest)
     total = int(counts.sum())
     marginal = counts.sum(axis=0) / total if total else np.full(moves, 1.0 / moves)
     rows = counts.sum(axis=1, keepdims=True) + RESPONSE_PRIOR
@@ -233,7 +259,7 @@ def _deception(
     m = table.shape[0]
     f = response_model(seat, real, spent, m)
 
-    spends = np.flatnonzero(spent[:, seat])
+    spends = np.nonzero(spent[:, seat])[0]
     tokens = len(spends)
     j = spends[spends + 1 < n]  # a spend in the last round misleads nobody
     v = shown[j, seat].astype(np.intp)  # what the opponent saw
