@@ -193,6 +193,13 @@ def _configure_match(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-replay", action="store_true", help="write no replay file")
     p.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar or table")
+    p.add_argument(
+        "--spin-us",
+        type=nonneg_int,
+        metavar="US",
+        help="busy-poll up to US microseconds for a reply before sleeping; faster with "
+        "quick bots, 0 never spins (default 100; the budget shrinks while bots are slow)",
+    )
     add_limit_arguments(p)
 
 
@@ -265,6 +272,7 @@ def _run_match(args: argparse.Namespace) -> int:
         replay=replay,
         limits=sandbox_limits(args),
         **limit_overrides(args),
+        **({} if args.spin_us is None else {"spin_us": args.spin_us}),
     )
     specs = [BotSpec(command=argv, label=lab) for argv, lab in zip(argvs, labels, strict=True)]
     show = not args.quiet and not args.json

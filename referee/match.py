@@ -67,6 +67,9 @@ class MatchConfig(msgspec.Struct, frozen=True, kw_only=True):
     time_bank: float = 3.0
     max_faults: int = 3
     max_line: int = DEFAULT_MAX_LINE
+    # Busy-poll up to this long for a reply before sleeping (0: never); see
+    # Multiplexer.ready_soon. It changes speed only, never a result.
+    spin_us: int = 100
     sandbox: str = "auto"
     limits: sbx.Limits = msgspec.field(default_factory=sbx.Limits)
     replay: str | None = None
@@ -249,7 +252,9 @@ class Match:
             log = log_dir / f"{stem}.seat{seat}.stderr.log" if log_dir is not None else None
             s.bot = BotProcess(seat, launch, cfg.max_line, stderr_log=log)
             s.bank = cfg.time_bank
-        self.mux = Multiplexer([s.bot for s in self.seats if s.bot is not None])
+        self.mux = Multiplexer(
+            [s.bot for s in self.seats if s.bot is not None], spin_s=cfg.spin_us * 1e-6
+        )
 
     def _header(self) -> Header:
         cfg = self.cfg
@@ -638,6 +643,7 @@ class Match:
         reply came at once, report progress, and let other trio tasks run."""
         assert self.mux is not None
         self.mux.pump()
+        self.mux.reset_spin()
         if self.progress is not None:
             self.progress(step, self.total_steps, self._state)
         await trio.lowlevel.checkpoint()
@@ -675,7 +681,7 @@ class Match:
         fd_in0, fd_in1 = b0.stdin_fd, b1.stdin_fd
         fd_out0, fd_out1 = b0.stdout_fd, b1.stdout_fd
         write = os.write
-        epoll_wait, handle, fast_wait_s = mux.ep.poll, mux.handle, mux.fast_wait_s
+        ready_soon, handle = mux.ready_soon, mux.handle
         encode_turn = game.encode_turn
         encode = msgspec.json.Encoder().encode
         decode = msgspec.json.Decoder(game.action_type).decode
@@ -781,10 +787,11 @@ class Match:
                     clean = False
                     break
                 due = d1 if got0 is not None else (d0 if got1 is not None else min(d0, d1))
-                # Most replies come within microseconds: a short blocking epoll wait
-                # right here, without the coroutine and handler dispatch of
-                # Multiplexer.wait; only a silent bot costs a park in trio's loop.
-                events = epoll_wait(min(due - now, fast_wait_s))
+                # Most replies come within microseconds: wait for them right here
+                # (a short spin, then a short blocking epoll wait), without the
+                # coroutine and handler dispatch of Multiplexer.wait; only a
+                # silent bot costs a park in trio's loop.
+                events = ready_soon(due - now)
                 if not events:
                     await wait(min(due - monotonic(), WATCHDOG_PERIOD))
                 else:

@@ -292,8 +292,12 @@ class BotProcess:
 class Multiplexer:
     """One epoll set over every bot's stdout, stderr and pidfd."""
 
-    def __init__(self, bots: list[BotProcess], fast_wait_s: float = 0.002) -> None:
+    def __init__(
+        self, bots: list[BotProcess], fast_wait_s: float = 0.002, spin_s: float = 0.0
+    ) -> None:
         self.fast_wait_s = fast_wait_s
+        self.spin_max = spin_s
+        self.spin_s = spin_s  # the current budget (see ready_soon)
         self.ep = select.epoll()
         self.handlers: dict[int, tuple[BotProcess, str]] = {}
         for bot in bots:
@@ -362,30 +366,56 @@ class Multiplexer:
                     self._writers.discard(fd)
                     self._unregister(fd)
 
+    def ready_soon(self, timeout: float) -> list[tuple[int, int]]:
+        """Events that arrive within ``min(timeout, fast_wait_s)``, waiting in the
+        thread (never in trio's loop); empty if none did.
+
+        First it busy-polls for up to ``spin_s``: a sleeping referee is woken
+        tens of microseconds after a reply on a virtual machine, often longer
+        than a quick bot takes to answer. A spin that comes up empty halves the
+        budget (down to none), so a slow bot does not cost a spin per move;
+        ``reset_spin`` restores it (the match driver does, every few hundred
+        steps). Then a blocking epoll wait for the rest."""
+        poll = self.ep.poll
+        if self.spin_s > 0:
+            now = time.monotonic()
+            end = now + min(self.spin_s, timeout)
+            while now < end:
+                events = poll(0)
+                if events:
+                    return events
+                now = time.monotonic()
+            self.spin_s = self.spin_s / 2 if self.spin_s > self.spin_max / 8 else 0.0
+        if timeout <= 0 or self.fast_wait_s <= 0:
+            return []
+        try:
+            return poll(min(timeout, self.fast_wait_s))
+        except InterruptedError:
+            return []
+
+    def reset_spin(self) -> None:
+        self.spin_s = self.spin_max
+
     async def wait(self, timeout: float) -> None:
         """Return once some bot has something for us, or after ``timeout`` seconds.
 
-        First a short *blocking* epoll wait (``fast_wait_s``): most replies arrive
-        within microseconds to a few milliseconds, and parking in trio's loop costs
-        far more than that (registration, scheduler passes, a cancel scope). Only a
-        bot that is still silent after it costs a real park, which lets other tasks
-        run and cancellation through. A match owns its process, so blocking the
-        thread this briefly delays nothing else of importance.
+        First ``ready_soon``: most replies arrive within microseconds to a few
+        milliseconds, and parking in trio's loop costs far more than that
+        (registration, scheduler passes, a cancel scope). Only a bot that is
+        still silent after it costs a real park, which lets other tasks run and
+        cancellation through. A match owns its process, so blocking the thread
+        this briefly delays nothing else of importance.
         """
         if timeout <= 0:
             self.pump()
             return
-        if self.fast_wait_s > 0:
-            try:
-                events = self.ep.poll(min(timeout, self.fast_wait_s))
-            except InterruptedError:
-                events = []
-            if events:
-                self.handle(events)
-                return
-            timeout -= self.fast_wait_s
-            if timeout <= 0:
-                return
+        events = self.ready_soon(timeout)
+        if events:
+            self.handle(events)
+            return
+        timeout -= self.fast_wait_s
+        if timeout <= 0:
+            return
         with trio.move_on_after(timeout):
             await trio.lowlevel.wait_readable(self.ep.fileno())
         self.pump()
