@@ -682,7 +682,7 @@ class Match:
         fd_out0, fd_out1 = b0.stdout_fd, b1.stdout_fd
         write = os.write
         ready_soon, handle = mux.ready_soon, mux.handle
-        encode_turn = game.encode_turn
+        encode_turns = game.encode_turns
         encode = msgspec.json.Encoder().encode
         decode = msgspec.json.Decoder(game.action_type).decode
         check, resolve = game.check, game.resolve
@@ -709,14 +709,14 @@ class Match:
                         pending = None
                     self._disqualify(fatal, step)
                     continue
-            obs0 = encode_turn(state, 0)
-            obs1 = encode_turn(state, 1)
+            obs0, obs1 = encode_turns(state)
             out0 = obs0 + b"\n"
             out1 = obs1 + b"\n"
             # Both turns first. A write that does not go through whole (a full
             # pipe, a closed one) goes to BotProcess.send, which queues or notes it.
             if b0.outbuf:
                 send0(out0)
+                mux.want_write(b0)
             else:
                 try:
                     n = write(fd_in0, out0)
@@ -725,8 +725,11 @@ class Match:
                 b0.bytes_in += n
                 if n != len(out0):
                     send0(out0[n:])
+                    if b0.outbuf:
+                        mux.want_write(b0)
             if b1.outbuf:
                 send1(out1)
+                mux.want_write(b1)
             else:
                 try:
                     n = write(fd_in1, out1)
@@ -735,10 +738,8 @@ class Match:
                 b1.bytes_in += n
                 if n != len(out1):
                     send1(out1[n:])
-            if b0.outbuf:
-                mux.want_write(b0)
-            if b1.outbuf:
-                mux.want_write(b1)
+                    if b1.outbuf:
+                        mux.want_write(b1)
             sent = monotonic()
             d0 = sent + move_s + s0.bank
             d1 = sent + move_s + s1.bank

@@ -183,11 +183,11 @@ class BotProcess:
         except OSError:
             data = b""
         # The usual case: nothing pending and exactly one whole line arrived.
-        if data and not self.inbuf and data.find(b"\n") == len(data) - 1:
-            if len(data) <= self.max_line:
-                self.bytes_out += len(data)
-                self.lines.append((data[:-1], now))
-                return True
+        n = len(data)
+        if data.find(b"\n") == n - 1 and n and n <= self.max_line and not self.inbuf:
+            self.bytes_out += n
+            self.lines.append((data[:-1], now))
+            return True
         return self._absorb(data, now)
 
     def _absorb(self, data: bytes, now: float) -> bool:

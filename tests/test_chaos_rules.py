@@ -221,9 +221,10 @@ def test_state_and_history_agree_with_a_reference_model(steps):
     pts, wdl, tokens = [0, 0], [[0, 0, 0], [0, 0, 0]], [3, 3]
     real_hist, shown_hist, spent_hist = [], [], []
     for a0, a1 in steps:
-        for seat in (0, 1):
-            # The driver sends encode_turn's bytes: a table-built copy of observe().
-            assert game.encode_turn(state, seat) == msgspec.json.encode(game.observe(state, seat))
+        # The driver sends encode_turn(s)'s bytes: a table-built copy of observe().
+        wire = tuple(msgspec.json.encode(game.observe(state, seat)) for seat in (0, 1))
+        assert (game.encode_turn(state, 0), game.encode_turn(state, 1)) == wire
+        assert game.encode_turns(state) == wire
         game.resolve(state, [a0, a1])
         acts = (a0, a1)
         if a0 is not None and a1 is not None:

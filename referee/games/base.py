@@ -116,6 +116,10 @@ class Game(abc.ABC, Generic[StateT]):
         it with a faster encoder; it must return exactly these bytes."""
         return _encode(self.observe(state, seat))
 
+    def encode_turns(self, state: StateT) -> tuple[bytes, bytes]:
+        """``encode_turn`` for seats 0 and 1 at once (the two-seat loop's call)."""
+        return self.encode_turn(state, 0), self.encode_turn(state, 1)
+
     @abc.abstractmethod
     def check(self, state: StateT, seat: int, action: Any) -> str | None:
         """None when the decoded action is legal now, else why it is not."""

@@ -290,19 +290,33 @@ class ChaosLeague(Game[ChaosState]):
         # "round": which of them a seat sees takes few values.
         other = 1 - seat
         key = (state.last_shown[other], state.last_real[seat], state.tokens[other])
-        tail = self._turn_tails.get(key)
-        if tail is None:
-            shown, real, tokens = key
-            encoded = _encode(
-                Turn(
-                    0,
-                    None if shown is None else MOVES[shown],  # type: ignore[arg-type]
-                    None if real is None else MOVES[real],  # type: ignore[arg-type]
-                    bucket(tokens),
-                )
-            )
-            tail = self._turn_tails[key] = encoded[len(_TURN_HEAD) + 1 :]
+        tail = self._turn_tails.get(key) or self._turn_tail(key)
         return b"%s%d%s" % (_TURN_HEAD, state.step, tail)
+
+    def encode_turns(self, state: ChaosState) -> tuple[bytes, bytes]:
+        shown, real, tokens = state.last_shown, state.last_real, state.tokens
+        key0 = (shown[1], real[0], tokens[1])
+        key1 = (shown[0], real[1], tokens[0])
+        tails = self._turn_tails
+        tail0 = tails.get(key0) or self._turn_tail(key0)
+        tail1 = tails.get(key1) or self._turn_tail(key1)
+        step = state.step
+        return b"%s%d%s" % (_TURN_HEAD, step, tail0), b"%s%d%s" % (_TURN_HEAD, step, tail1)
+
+    def _turn_tail(self, key: tuple[int | None, int | None, int]) -> bytes:
+        """What an encoded Turn holds after its round number, for (opponent's
+        shown move, own real move, opponent's tokens); cached."""
+        shown, real, tokens = key
+        encoded = _encode(
+            Turn(
+                0,
+                None if shown is None else MOVES[shown],  # type: ignore[arg-type]
+                None if real is None else MOVES[real],  # type: ignore[arg-type]
+                bucket(tokens),
+            )
+        )
+        tail = self._turn_tails[key] = encoded[len(_TURN_HEAD) + 1 :]
+        return tail
 
     def check(self, state: ChaosState, seat: int, action: Any) -> str | None:
         if action.round is not None and action.round != state.step:
