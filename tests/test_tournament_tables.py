@@ -156,6 +156,19 @@ def test_rock_paper_stuff_league_of_four_at_one_table(tmp_path: Path) -> None:
     assert keys == sorted(keys)
 
 
+def test_without_rounds_each_table_plays_the_games_own_length(tmp_path: Path) -> None:
+    # Rock Paper Stuff's own length is 100 n(n-1)/2 trades: 300 at a table of three
+    # (not the 10,000 rounds of a Chaos League match).
+    out = tmp_path / "rps-default"
+    proc = referee("--game", "rps_stuff", "rps-balance", "rps-abundant", "rps-balance",
+                   "--table-size", "3", "--legs", "1", "--seed", "5", "-j", "2",
+                   "--out", str(out), "--quiet")  # fmt: skip
+    _ok(proc)
+    results = json.loads((out / "results.json").read_text())
+    assert results["config"]["pool"]["rounds"] is None
+    assert [(m["rounds"], m["steps"]) for m in results["matches"]] == [(None, 300)] * 3
+
+
 def test_two_player_game_refuses_nothing_but_ignores_table_size(tmp_path: Path) -> None:
     out = tmp_path / "chaos"
     proc = referee("rock", "cycler", "random", "--table-size", "3", "--rounds", "20",

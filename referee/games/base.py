@@ -64,6 +64,9 @@ class Game(abc.ABC, Generic[StateT]):
 
     seats: int
     default_steps: ClassVar[int]
+    # Steps of a tournament's finals games when the organiser names none (None: the
+    # game's default_steps). Chaos League's rules ask for longer finals.
+    default_final_steps: ClassVar[int | None] = None
     # True when exactly two seats act at every step for as long as both are in
     # (Chaos League, RoShamBo): the driver then uses its two-seat round loop.
     pair_every_step: ClassVar[bool] = False

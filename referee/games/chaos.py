@@ -229,6 +229,7 @@ class ChaosLeague(Game[ChaosState]):
     observation_type: ClassVar[type[msgspec.Struct]] = Turn
     outcome_type: ClassVar[type[msgspec.Struct]] = Outcome
     default_steps: ClassVar[int] = 10_000
+    default_final_steps: ClassVar[int | None] = 20_000  # the rules: 15,000-20,000
     default_tokens: ClassVar[int] = 50
     moves: tuple[str, ...] = MOVES
     pair_every_step: ClassVar[bool] = True
@@ -450,5 +451,6 @@ class RoShamBo(ChaosLeague):
     name: ClassVar[str] = "roshambo"
     title: ClassVar[str] = "Classic RoShamBo (rock, paper, scissors)"
     default_steps: ClassVar[int] = 1_000
+    default_final_steps: ClassVar[int | None] = None
     default_tokens: ClassVar[int] = 0
     moves: tuple[str, ...] = CLASSIC_MOVES

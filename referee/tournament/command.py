@@ -96,7 +96,7 @@ def configure(p: argparse.ArgumentParser) -> None:
         help="games of more than two players: bots per table (default min(bots, 4))",
     )
     p.add_argument(
-        "--rounds", type=positive_int, metavar="N", help="rounds per pool match (default 10000)"
+        "--rounds", type=positive_int, metavar="N", help="rounds per pool match (default: the game's, 10000 for Chaos League)"
     )
     p.add_argument(
         "--finalists",
@@ -111,7 +111,7 @@ def configure(p: argparse.ArgumentParser) -> None:
         "--finals-rounds",
         type=positive_int,
         metavar="N",
-        help="rounds per finals game (default 20000)",
+        help="rounds per finals game (default: 20000 for Chaos League, else the game's)",
     )
     p.add_argument(
         "--seed",

@@ -32,7 +32,7 @@ class BotEntry(_Strict):
 
 class PoolConfig(_Strict):
     legs: int = 2  # 1: each pair meets once; 2: twice, seats swapped
-    rounds: int = 10_000
+    rounds: int | None = None  # None: the game's own default (Chaos League 10,000)
     # Games of more than two players: bots per table (None: min(bots, the game's
     # default table size)). Two-player games ignore it.
     table_size: int | None = None
@@ -41,7 +41,9 @@ class PoolConfig(_Strict):
 class FinalsConfig(_Strict):
     finalists: int = 8  # 0, 2, 4 or 8
     best_of: int = 3  # games per tie (odd)
-    rounds: int = 20_000
+    # None: the game's default for finals (Chaos League 20,000, see
+    # Game.default_final_steps), else its own default.
+    rounds: int | None = None
 
 
 class LimitsConfig(_Strict):
@@ -144,8 +146,9 @@ def validate(cfg: TournamentConfig) -> None:
     """The checks the types cannot express."""
     if cfg.pool.legs not in (1, 2):
         raise ConfigError(f"pool.legs must be 1 or 2, not {cfg.pool.legs}")
-    if cfg.pool.rounds < 1 or cfg.finals.rounds < 1:
-        raise ConfigError("pool.rounds and finals.rounds must be at least 1")
+    for rounds in (cfg.pool.rounds, cfg.finals.rounds):
+        if rounds is not None and rounds < 1:
+            raise ConfigError("pool.rounds and finals.rounds must be at least 1")
     if cfg.pool.table_size is not None and cfg.pool.table_size < 2:
         raise ConfigError(f"pool.table_size must be at least 2, not {cfg.pool.table_size}")
     if cfg.finals.finalists not in FINALISTS_CHOICES:

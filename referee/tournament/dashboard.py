@@ -73,7 +73,8 @@ class Dashboard:
                 seats = [", ".join(r.names[b] for b in plan.seats)]
             else:
                 seats = [r.names[plan.seats[0]], r.names[plan.seats[1]]]
-            flight.add_row(mid, *seats, f"{plan.rounds:,}", f"{now - w.since:.1f} s")
+            length = f"{plan.rounds:,}" if plan.rounds else "default"
+            flight.add_row(mid, *seats, length, f"{now - w.since:.1f} s")
         parts: list[RenderableType] = [self.progress, flight]
         if r.table_size is not None:
             parts.append(table_standings_table(r.live_tables[:TOP_N], "Standings (tables)"))

@@ -84,7 +84,7 @@ def match_record(plan: MatchPlan, outcome: dict[str, Any], names: list[str]) -> 
         "game": plan.game,
         "bots": [names[b] for b in plan.seats],
         "seed": plan.seed,
-        "rounds": plan.rounds,
+        "rounds": plan.rounds or None,  # None: the game's default
         "winner": names[plan.seats[winner]] if isinstance(winner, int) else None,
         "reason": outcome.get("reason"),
         "steps": outcome.get("steps"),

@@ -20,6 +20,7 @@ from typing import Any
 import msgspec
 import trio
 
+from ..games import GAMES
 from .config import Resolved
 from .executor import Executor
 from .schedule import Bracket, MatchPlan, Played, TablePlayed, build_bracket, pool_plan, table_plan
@@ -44,7 +45,7 @@ class Runner:
                 len(self.names),
                 self.table_size,
                 resolved.pool.legs,
-                resolved.pool.rounds,
+                resolved.pool.rounds or 0,
                 resolved.seed,
                 derive_seed,
             )
@@ -52,11 +53,18 @@ class Runner:
             self.pool = pool_plan(
                 len(self.names),
                 resolved.pool.legs,
-                resolved.pool.rounds,
+                resolved.pool.rounds or 0,
                 resolved.seed,
                 derive_seed,
             )
         self.tiebreak = tiebreak_of(resolved.game)
+        game_cls = GAMES.get(resolved.game)
+        # Rounds a match of the game's own length counts for progress and ETA (a
+        # game of unknown length, like Liar's Dice, counts 1).
+        self._default_steps = (game_cls.default_steps if game_cls else 0) or 1
+        self._final_rounds = resolved.finals.rounds or (
+            game_cls.default_final_steps if game_cls else None
+        )
         self.table_played: dict[str, TablePlayed] = {}
         self.pool_ids = {p.id for p in self.pool}
         self.finished: dict[str, tuple[MatchPlan, dict[str, Any]]] = {}
@@ -122,7 +130,13 @@ class Runner:
             finals = {k: v for k, v in self.played.items() if k not in self.pool_ids}
             f = self.cfg.finals
             self.bracket = build_bracket(
-                self.ranking, f.finalists, f.best_of, f.rounds, self.cfg.seed, self.seed_fn, finals
+                self.ranking,
+                f.finalists,
+                f.best_of,
+                self._final_rounds or 0,
+                self.cfg.seed,
+                self.seed_fn,
+                finals,
             )
             self.store.schedule(self.bracket.needed)
         return self.store.pending()
@@ -157,8 +171,10 @@ class Runner:
         done_pool = sum(1 for p in self.pool if p.id in self.finished)
         done_finals = len(self.finished) - done_pool
         matches_total = pool_n + max_games
-        rounds_done = done_pool * self.cfg.pool.rounds + done_finals * f.rounds
-        rounds_total = pool_n * self.cfg.pool.rounds + max_games * f.rounds
+        pool_steps = self.cfg.pool.rounds or self._default_steps
+        final_steps = self._final_rounds or self._default_steps
+        rounds_done = done_pool * pool_steps + done_finals * final_steps
+        rounds_total = pool_n * pool_steps + max_games * final_steps
         return len(self.finished), matches_total, rounds_done, rounds_total
 
     # -- running ---------------------------------------------------------------
@@ -189,7 +205,7 @@ class Runner:
     def job(self, plan: MatchPlan) -> Job:
         cfg = dict(self._base_job)
         cfg["seed"] = plan.seed
-        cfg["rounds"] = plan.rounds
+        cfg["rounds"] = plan.rounds or None  # None: the game's default
         cfg["replay"] = str(self.out_dir / "replays" / f"{plan.id}.{self.session}.part.jsonl")
         bots = [
             {"command": self.cfg.bots[b].argv, "label": self.cfg.bots[b].name} for b in plan.seats
@@ -229,7 +245,7 @@ class Runner:
             self.store.record(plan, outcome)
             del self.in_flight[plan.id]
             self._note(plan, outcome)
-            self.work_done_here += plan.rounds
+            self.work_done_here += plan.rounds or self._default_steps
             if self.on_finish is not None:
                 self.on_finish(plan, self.played.get(plan.id) or self.table_played[plan.id])
             if plan.stage in ("pool", "table"):

@@ -27,7 +27,7 @@ class MatchPlan(msgspec.Struct, frozen=True):
     game: int  # pool: the leg (1 or 2); finals: the game in the tie (1-based)
     seats: tuple[int, ...]  # two bots, or a table's bots (stage "table")
     seed: int
-    rounds: int
+    rounds: int  # the game's "rounds" parameter; 0: the game's own default
 
 
 class Played(msgspec.Struct, frozen=True):
