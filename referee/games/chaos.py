@@ -181,21 +181,14 @@ class ChaosState:
                 wins += self.forfeited
         return points, wins, draws, losses
 
-    @property
-    def points(self) -> list[int]:
-        return [self.tally(0)[0], self.tally(1)[0]]
+    def _both(self, column: int) -> list[int]:
+        return [self.tally(0)[column], self.tally(1)[column]]
 
-    @property
-    def wins(self) -> list[int]:
-        return [self.tally(0)[1], self.tally(1)[1]]
-
-    @property
-    def draws(self) -> list[int]:
-        return [self.tally(0)[2], self.tally(1)[2]]
-
-    @property
-    def losses(self) -> list[int]:
-        return [self.tally(0)[3], self.tally(1)[3]]
+    # Per seat, like the other lists here (the progress bar reads ``points``).
+    points = property(lambda self: self._both(0))
+    wins = property(lambda self: self._both(1))
+    draws = property(lambda self: self._both(2))
+    losses = property(lambda self: self._both(3))
 
     @property
     def faulted_rounds(self) -> list[int]:
