@@ -96,7 +96,10 @@ def configure(p: argparse.ArgumentParser) -> None:
         help="games of more than two players: bots per table (default min(bots, 4))",
     )
     p.add_argument(
-        "--rounds", type=positive_int, metavar="N", help="rounds per pool match (default: the game's, 10000 for Chaos League)"
+        "--rounds",
+        type=positive_int,
+        metavar="N",
+        help="rounds per pool match (default: the game's, 10000 for Chaos League)",
     )
     p.add_argument(
         "--finalists",
