@@ -1,11 +1,14 @@
 """The match driver: runs one game between bot processes under trio.
 
 This is the thin shell around a pure ``Game``: it moves bytes, keeps time,
-enforces the fault policy and writes the replay. The round loop is written for
-speed (see docs/performance.md): each step it writes every turn, then tries a
-plain non-blocking read of each reply, and parks in trio's event loop (one
-epoll set for all bots) only when a reply has not arrived yet. The previous
-step's replay record is written while the bots think.
+enforces the fault policy and writes the replay. The round loops are written for
+speed (see docs/performance.md): each step writes every turn, then tries a plain
+non-blocking read of each reply, waits briefly in the thread (a short spin, then
+a short blocking epoll wait on one epoll set for all bots) and parks in trio's
+event loop only when a reply is slow. The previous step's replay record is
+written while the bots think. Two-seat games whose seats both act at every step
+(Chaos League) have a loop of their own for the usual round (``_play_pair``);
+every other round, and every other game, is judged by the same helpers.
 """
 
 from __future__ import annotations
