@@ -665,10 +665,11 @@ class Match:
 
         The usual round runs inline, with everything bound to locals: both turns
         written, then each reply taken if it is the one line owed, in time, and
-        decodes to a legal action. Anything else in a round -- a reply not there
-        yet after the wait, a late, partial, malformed or illegal one, unsolicited
-        output, a gone bot, the watchdog's turn -- sends that round through the
-        same helpers as the general loop, which judge it the same way.
+        decodes to a legal action (waiting for it here, parked in trio's loop if it
+        is slow). Anything else in a round -- a late, partial, malformed or illegal
+        reply, more than one line, unsolicited output, a gone bot, a reply still
+        missing when the watchdog is due -- sends that round through the same
+        helpers as the general loop, which judge it the same way.
         """
         game = self.game
         state = self._state
