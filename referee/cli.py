@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
-import secrets
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -241,6 +240,7 @@ def _run_match(args: argparse.Namespace) -> int:
         MatchConfig,
         SandboxFailure,
         UsageError,
+        random_seed,
         resolve_command,
         run_match,
     )
@@ -253,7 +253,7 @@ def _run_match(args: argparse.Namespace) -> int:
     labels = [_label_of(argv, text) for argv, text in zip(argvs, args.bots, strict=True)]
     if len(set(labels)) < len(labels):
         labels = [f"{lab}#{i + 1}" for i, lab in enumerate(labels)]
-    seed = args.seed if args.seed is not None else secrets.randbits(63)
+    seed = args.seed if args.seed is not None else random_seed()
     replay: str | None = None
     if not args.no_replay:
         if args.replay:

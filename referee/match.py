@@ -94,6 +94,11 @@ class UsageError(Exception):
     """A problem with what the user asked for (bad command, bad parameter)."""
 
 
+def random_seed() -> int:
+    """A fresh 63-bit seed from the OS (for a match or tournament given none)."""
+    return int.from_bytes(os.urandom(8), "big") >> 1
+
+
 def derive_seed(match_seed: int, *parts: object) -> int:
     """A 63-bit seed for a seat (or any sub-purpose) from the match seed."""
     text = ":".join(str(p) for p in ("referee", match_seed, *parts))

@@ -25,6 +25,7 @@ reveal.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any, ClassVar, Literal
 
@@ -32,13 +33,17 @@ import msgspec
 
 from .base import Game, GameResult, SeatResult
 
-_keccak: Any
-try:  # pycryptodome: hashlib's sha3_256 is NIST SHA3, which pads differently.
-    from Crypto.Hash import keccak as _keccak_module
 
-    _keccak = _keccak_module
-except ImportError:  # pragma: no cover - reported when the game is created
-    _keccak = None
+@functools.cache
+def _keccak() -> Any:
+    """pycryptodome's Keccak (hashlib's sha3_256 is NIST SHA3, which pads
+    differently), imported on first use: only CTM needs it. None if missing."""
+    try:
+        from Crypto.Hash import keccak
+    except ImportError:  # pragma: no cover - reported when the game is created
+        return None
+    return keccak
+
 
 HANDS: tuple[str, ...] = ("rock", "paper", "scissors")
 Phase = Literal["commit_hands", "reveal_hands", "commit_choice", "reveal_choice"]
@@ -49,9 +54,10 @@ SALT_BYTES = 32
 
 def keccak256(data: bytes) -> bytes:
     """Ethereum-style Keccak-256 (padding 0x01), as Soroban's ``keccak256``."""
-    if _keccak is None:
+    keccak = _keccak()
+    if keccak is None:
         raise RuntimeError("CTM needs pycryptodome (pip install pycryptodome)")
-    h = _keccak.new(digest_bits=256)
+    h = keccak.new(digest_bits=256)
     h.update(data)
     return h.digest()
 
@@ -183,7 +189,7 @@ class Ctm(Game[CtmState]):
     default_games: ClassVar[int] = 2
 
     def __init__(self, games: int | None = None) -> None:
-        if _keccak is None:
+        if _keccak() is None:
             raise ValueError("CTM needs pycryptodome for Keccak-256 (pip install pycryptodome)")
         self.seats = 2
         self.games = self.default_games if games is None else games

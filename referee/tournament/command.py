@@ -7,7 +7,6 @@ import contextlib
 import json
 import math
 import os
-import secrets
 import sys
 import time
 from collections.abc import Iterator
@@ -186,7 +185,7 @@ def _overridden(cfg: TournamentConfig, args: argparse.Namespace) -> TournamentCo
 
 
 def _resolve(cfg: TournamentConfig) -> Resolved:
-    from ..match import UsageError, resolve_command
+    from ..match import UsageError, random_seed, resolve_command
 
     bots = []
     for b in cfg.bot:
@@ -200,7 +199,7 @@ def _resolve(cfg: TournamentConfig) -> Resolved:
         game=cfg.game,
         tokens=cfg.tokens,
         params=cfg.params,
-        seed=cfg.seed if cfg.seed is not None else secrets.randbits(63),
+        seed=cfg.seed if cfg.seed is not None else random_seed(),
         pool=cfg.pool,
         finals=cfg.finals,
         limits=cfg.limits,
