@@ -378,8 +378,8 @@ class ChaosLeague(Game[ChaosState]):
         # and the import is a third of the referee's start-up time.
         import numpy as np
 
-        # A view of the history, not a copy (the state is not resolved any further
-        # once scored; a BufferError would say so if it were).
+        # A view of the history, not a copy; it is gone when this returns (``real``
+        # and ``points`` are new arrays), so the state may still grow afterwards.
         codes = np.frombuffer(state.hist, dtype=np.uint8)
         real = np.asarray(_CODE_REAL, dtype=np.int8)[codes]
         # Shown moves are the real ones except where a token was spent. (np.zeros
