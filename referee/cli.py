@@ -197,7 +197,8 @@ def _configure_match(p: argparse.ArgumentParser) -> None:
         type=nonneg_int,
         metavar="US",
         help="busy-poll up to US microseconds for a reply before sleeping; faster with "
-        "quick bots, 0 never spins (default 100; the budget shrinks while bots are slow)",
+        "quick bots, 0 never spins (default 100; the budget shrinks while bots are slow; "
+        "no spinning on a single CPU)",
     )
     add_limit_arguments(p)
 

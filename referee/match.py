@@ -260,9 +260,9 @@ class Match:
             log = log_dir / f"{stem}.seat{seat}.stderr.log" if log_dir is not None else None
             s.bot = BotProcess(seat, launch, cfg.max_line, stderr_log=log)
             s.bank = cfg.time_bank
-        self.mux = Multiplexer(
-            [s.bot for s in self.seats if s.bot is not None], spin_s=cfg.spin_us * 1e-6
-        )
+        # Spinning only pays while a bot can run on another CPU meanwhile.
+        spin_s = cfg.spin_us * 1e-6 if len(os.sched_getaffinity(0)) > 1 else 0.0
+        self.mux = Multiplexer([s.bot for s in self.seats if s.bot is not None], spin_s=spin_s)
 
     def _header(self) -> Header:
         cfg = self.cfg

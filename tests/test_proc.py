@@ -6,6 +6,8 @@ import os
 import select
 import time
 
+from conftest import match_json, replay_steps
+
 from referee.proc import Multiplexer, StderrCapture
 
 
@@ -57,3 +59,17 @@ def test_ready_soon_waits_no_longer_than_its_timeout():
         mux.close()
         os.close(r)
         os.close(w)
+
+
+def test_spinning_or_not_plays_the_same_match(tmp_path):
+    # --spin-us changes how the referee waits, never what happens: the same seeded
+    # match with and without spinning records the same turns, actions and outcomes.
+    steps = {}
+    for spin in ("0", "100"):
+        replay = tmp_path / f"spin{spin}.jsonl"
+        result = match_json("iocaine", "trickster", "--rounds", "400", "--seed", "11",
+                            "--spin-us", spin, "--replay", str(replay))  # fmt: skip
+        assert result["reason"] == "complete"
+        steps[spin] = [(s["obs"], s["act"], s["out"]) for s in replay_steps(replay)]
+    assert len(steps["0"]) == 400
+    assert steps["0"] == steps["100"]
