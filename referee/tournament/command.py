@@ -479,6 +479,11 @@ def _play(
         for s in faulty:
             out.print(f"faults: {s.name}: {s.faults} in the pool ({s.disqualified} disqualified)")
         out.print(f"{len(summary['matches'])} matches in {wall:.1f} s; results in {out_dir}/")
+    return _print_brief(summary, out_dir, args)
+
+
+def _print_brief(summary: dict[str, Any], out_dir: Path, args: argparse.Namespace) -> int:
+    """What --json (the summary without its match list) or --quiet prints last."""
     if args.json:
         brief = {k: v for k, v in summary.items() if k != "matches"}
         brief["output"] = str(out_dir)
@@ -511,10 +516,4 @@ def _finish_tables(
             if s.faults:
                 out.print(f"faults: {s.name}: {s.faults} ({s.disqualified} disqualified)")
         out.print(f"{len(summary['matches'])} tables in {wall:.1f} s; results in {out_dir}/")
-    if args.json:
-        brief = {k: v for k, v in summary.items() if k != "matches"}
-        brief["output"] = str(out_dir)
-        sys.stdout.write(msgspec.json.encode(brief).decode() + "\n")
-    elif args.quiet:
-        print(out_dir)
-    return EXIT_OK
+    return _print_brief(summary, out_dir, args)

@@ -168,18 +168,23 @@ def write_exports(
         },
         "bracket": bracket_record(bracket, names),
         "matches": matches,
-        "timing": {
-            "written": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "wall_s": round(wall_s, 3),
-        },
+    }
+    _write_results_json(out_dir, summary, wall_s)
+    _write_standings_csv(out_dir / "standings.csv", rows)
+    _write_results_csv(out_dir / "results.csv", matches)
+    return summary
+
+
+def _write_results_json(out_dir: Path, summary: dict[str, Any], wall_s: float) -> None:
+    """results.json: the summary with when it was written and the wall time."""
+    summary["timing"] = {
+        "written": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "wall_s": round(wall_s, 3),
     }
     (out_dir / "results.json").write_text(
         msgspec.json.format(msgspec.json.encode(summary).decode(), indent=1) + "\n",
         encoding="utf-8",
     )
-    _write_standings_csv(out_dir / "standings.csv", rows)
-    _write_results_csv(out_dir / "results.csv", matches)
-    return summary
 
 
 def _write_standings_csv(path: Path, rows: list[dict[str, Any]]) -> None:
@@ -288,15 +293,8 @@ def write_table_exports(
         "standings": rows,
         "bracket": None,
         "matches": matches,
-        "timing": {
-            "written": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "wall_s": round(wall_s, 3),
-        },
     }
-    (out_dir / "results.json").write_text(
-        msgspec.json.format(msgspec.json.encode(summary).decode(), indent=1) + "\n",
-        encoding="utf-8",
-    )
+    _write_results_json(out_dir, summary, wall_s)
     cols = [
         "rank",
         "name",
