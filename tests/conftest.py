@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -43,21 +44,26 @@ def match_json(*args: str, timeout: float = 120) -> dict[str, Any]:
     return json.loads(proc.stdout)
 
 
-def processes_mentioning(text: str) -> list[int]:
-    """PIDs whose command line contains ``text`` (a test's unique path)."""
-    found = []
-    needle = text.encode()
+def proc_files(*names: str) -> Iterator[tuple[int, dict[str, bytes]]]:
+    """(pid, {name: contents}) for every other process whose /proc/<pid>/<name>
+    files could all be read (a process may vanish, or hide them, meanwhile)."""
     for entry in os.listdir("/proc"):
         if not entry.isdigit() or int(entry) == os.getpid():
             continue
+        files = {}
         try:
-            with open(f"/proc/{entry}/cmdline", "rb") as f:
-                cmdline = f.read()
+            for name in names:
+                with open(f"/proc/{entry}/{name}", "rb") as f:
+                    files[name] = f.read()
         except OSError:
             continue
-        if needle in cmdline:
-            found.append(int(entry))
-    return found
+        yield int(entry), files
+
+
+def processes_mentioning(text: str) -> list[int]:
+    """PIDs whose command line contains ``text`` (a test's unique path)."""
+    needle = text.encode()
+    return [pid for pid, f in proc_files("cmdline") if needle in f["cmdline"]]
 
 
 @pytest.fixture

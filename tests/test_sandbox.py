@@ -20,6 +20,7 @@ from pathlib import Path
 
 import msgspec
 import pytest
+from conftest import proc_files
 
 from referee import sandbox
 from referee.sandbox import Limits
@@ -38,20 +39,12 @@ def wait_for(predicate: Callable[[], bool], timeout: float = 10.0, what: str = "
 def marked(marker: str) -> list[int]:
     """Live (non-zombie) processes whose environment carries ``marker``."""
     needle = f"{sandbox.MARKER_ENV}={marker}".encode()
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/environ", "rb") as f:
-                environ = f.read()
-            with open(f"/proc/{entry}/stat", "rb") as f:
-                state = f.read().rsplit(b")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if needle in environ.split(b"\0") and state not in (b"Z", b"X"):
-            found.append(int(entry))
-    return found
+    return [
+        pid
+        for pid, f in proc_files("environ", "stat")
+        if needle in f["environ"].split(b"\0")
+        and f["stat"].rsplit(b")", 1)[1].split()[0] not in (b"Z", b"X")
+    ]
 
 
 @pytest.fixture(params=sandbox.LAYERS)

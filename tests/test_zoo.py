@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import proc_files
 from zoo import catalog  # tests/ is on sys.path (pytest's rootdir conftest)
 from zoo.catalog import ZOO, Expect, Skip, ZooBot
 
@@ -167,20 +168,12 @@ class Probes:
 
 def _marked_processes(needle: str) -> list[str]:
     """Live processes started by a referee (marker in environ) whose cmdline has needle."""
-    found = []
     key = sandbox.MARKER_ENV.encode() + b"="
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/environ", "rb") as f:
-                environ = f.read()
-            with open(f"/proc/{entry}/cmdline", "rb") as f:
-                cmdline = f.read().replace(b"\0", b" ")
-        except OSError:
-            continue
-        if key in environ and needle.encode() in cmdline:
-            found.append(f"{entry} {cmdline.decode(errors='replace')}")
+    found = []
+    for pid, f in proc_files("environ", "cmdline"):
+        cmdline = f["cmdline"].replace(b"\0", b" ")
+        if key in f["environ"] and needle.encode() in cmdline:
+            found.append(f"{pid} {cmdline.decode(errors='replace')}")
     return found
 
 
