@@ -23,6 +23,7 @@ import trio
 pytest.importorskip("distributed")
 
 from conftest import processes_mentioning  # noqa: E402
+from test_tournament import without_timing  # noqa: E402
 
 from referee.match import MatchConfig  # noqa: E402
 from referee.tournament.cluster import (  # noqa: E402
@@ -56,14 +57,6 @@ for line in sys.stdin:
 """
 BOTS = {"rocky": "0", "cyclic": "r", "stride": "r * 3 + 1", "mixer": "(r * r) // 3"}
 LEAGUE = ["--legs", "1", "--rounds", "100", "--finalists", "0", "--seed", "3", "--quiet"]
-
-
-def without_timing(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: without_timing(v) for k, v in value.items() if k != "timing"}
-    if isinstance(value, list):
-        return [without_timing(v) for v in value]
-    return value
 
 
 def _kill(proc: subprocess.Popen[bytes]) -> None:

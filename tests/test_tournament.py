@@ -47,6 +47,27 @@ def _ok(proc: subprocess.CompletedProcess[str]) -> None:
     assert proc.returncode == 0, proc.stderr[-3000:]
 
 
+def kill_after(args: list[str], out: Path, done: int) -> None:
+    """Start ``referee tournament ARGS`` writing to ``out`` and SIGKILL its whole
+    process group once ``done`` matches are committed (it must not finish first)."""
+    victim = subprocess.Popen(
+        [sys.executable, "-m", "referee", "tournament", *args],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,  # its own process group, killed whole below
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while _done(out / "tournament.sqlite") < done:
+            assert victim.poll() is None, "finished before it could be interrupted"
+            assert time.monotonic() < deadline, "no progress"
+            time.sleep(0.02)
+    finally:
+        os.killpg(victim.pid, signal.SIGKILL)
+        victim.wait()
+
+
 def without_timing(value: Any) -> Any:
     """results.json minus what is measured rather than decided (the ``timing`` keys)."""
     if isinstance(value, dict):
@@ -121,34 +142,7 @@ def test_resume_after_sigkill_matches_an_uninterrupted_run(tmp_path: Path) -> No
     _ok(referee("--config", str(cfg), "--out", str(whole), "-j", "1", "--quiet"))
 
     part = tmp_path / "part"
-    victim = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "referee",
-            "tournament",
-            "--config",
-            str(cfg),
-            "--out",
-            str(part),
-            "-j",
-            "2",
-            "--quiet",
-        ],  # fmt: skip
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,  # its own process group, killed whole below
-    )
-    try:
-        deadline = time.monotonic() + 60
-        while _done(part / "tournament.sqlite") < 5:
-            assert victim.poll() is None, "finished before it could be interrupted"
-            assert time.monotonic() < deadline, "no progress"
-            time.sleep(0.02)
-    finally:
-        os.killpg(victim.pid, signal.SIGKILL)
-        victim.wait()
+    kill_after(["--config", str(cfg), "--out", str(part), "-j", "2", "--quiet"], part, 5)
     done_before = _done(part / "tournament.sqlite")
     total = len(json.loads((whole / "results.json").read_text())["matches"])
     assert done_before < total

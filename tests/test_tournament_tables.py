@@ -3,17 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import sys
-import time
 from collections import Counter
 from math import comb
 from pathlib import Path
 
 import pytest
-from test_tournament import ROOT, _done, _ok, referee, without_timing
+from test_tournament import _done, _ok, kill_after, referee, without_timing
 
 from referee.match import derive_seed
 from referee.tournament.schedule import (
@@ -185,22 +180,7 @@ def test_table_league_resumes_after_sigkill(tmp_path: Path) -> None:
     _ok(referee(*args, "-j", "4", "--out", str(whole)))
 
     part = tmp_path / "part"
-    victim = subprocess.Popen(
-        [sys.executable, "-m", "referee", "tournament", *args, "-j", "1", "--out", str(part)],
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    try:
-        deadline = time.monotonic() + 60
-        while _done(part / "tournament.sqlite") < 4:
-            assert victim.poll() is None, "finished before it could be interrupted"
-            assert time.monotonic() < deadline, "no progress"
-            time.sleep(0.02)
-    finally:
-        os.killpg(victim.pid, signal.SIGKILL)
-        victim.wait()
+    kill_after([*args, "-j", "1", "--out", str(part)], part, 4)
     total = len(json.loads((whole / "results.json").read_text())["matches"])
     assert total == 24
     assert _done(part / "tournament.sqlite") < total
