@@ -48,7 +48,7 @@ import msgspec
 import trio
 
 from .executor import MAX_ATTEMPTS, MatchFailed, WorkerInfo
-from .worker import Job, Reply
+from .worker import WORKER_COMMAND, Job, Reply, worker_popen_args
 
 CACHE_ENV = "REFEREE_CLUSTER_CACHE"  # where workers unpack bots (default: a dir in TMPDIR)
 EVENT_TOPIC = "referee-match"  # workers announce each match they start on it
@@ -432,16 +432,9 @@ class _MatchProcess:
     def __init__(self, log_dir: Path) -> None:
         self.log = log_dir / f"referee-worker-{os.getpid()}-{threading.get_ident()}.log"
         with open(self.log, "ab") as err:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", "referee.tournament.worker"],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=err,
-                # Its own session, as locally: signals for the Dask worker's process
-                # group (a terminal's Ctrl-C) must not reach the bots.
-                start_new_session=True,
-                env={**os.environ, "PYTHONUNBUFFERED": "1"},
-            )
+            # Its own session, as locally: signals for the Dask worker's process
+            # group (a terminal's Ctrl-C) must not reach the bots.
+            self.proc = subprocess.Popen(WORKER_COMMAND, stderr=err, **worker_popen_args())
 
     def alive(self) -> bool:
         return self.proc.poll() is None

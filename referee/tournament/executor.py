@@ -10,9 +10,6 @@ worth keeping).
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any, Protocol
@@ -20,7 +17,7 @@ from typing import Any, Protocol
 import msgspec
 import trio
 
-from .worker import Job, Reply
+from .worker import WORKER_COMMAND, Job, Reply, worker_popen_args
 
 MAX_ATTEMPTS = 3  # runs of one match before the tournament gives up on it
 
@@ -99,12 +96,7 @@ class ProcessExecutor:
             # which then stops the workers by closing their stdin (so in-flight
             # matches end cleanly instead of recording bots killed by SIGINT).
             proc = await trio.lowlevel.open_process(
-                [sys.executable, "-m", "referee.tournament.worker"],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=log,
-                start_new_session=True,
-                env={**os.environ, "PYTHONUNBUFFERED": "1"},
+                WORKER_COMMAND, stderr=log, **worker_popen_args()
             )
         finally:
             log.close()

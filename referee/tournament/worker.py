@@ -14,6 +14,7 @@ while a match is being played, the match is cancelled, which kills its bots.
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from typing import Any
 
@@ -76,6 +77,22 @@ async def _serve(out_fd: int) -> None:
                     except UsageError as exc:
                         reply = Reply(id=job.id, ok=False, error=str(exc))
                 _write_all(out_fd, encode(reply) + b"\n")
+
+
+WORKER_COMMAND = [sys.executable, "-m", "referee.tournament.worker"]
+
+
+def worker_popen_args() -> dict[str, Any]:
+    """Keyword arguments (besides the command and stderr) that start a worker, for
+    subprocess.Popen and trio's open_process alike: pipes for jobs and replies, and
+    a session of its own, so a terminal's Ctrl-C or a signal for the parent's
+    process group never reaches the worker or its bots."""
+    return {
+        "stdin": subprocess.PIPE,
+        "stdout": subprocess.PIPE,
+        "start_new_session": True,
+        "env": {**os.environ, "PYTHONUNBUFFERED": "1"},
+    }
 
 
 def _write_all(fd: int, data: bytes) -> None:
