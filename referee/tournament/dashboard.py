@@ -174,8 +174,7 @@ def cross_table_view(rows: list[Standing], games: list[Any]) -> Table:
 
 
 def bracket_table(bracket: Bracket, names: list[str]) -> Table:
-    # First-round ties are half the (power of two) bracket size: log2(size) rounds.
-    total = max(len(bracket.rounds), len(bracket.rounds[0]).bit_length())
+    total = bracket.total_rounds
     t = Table(title="Finals")
     for k in range(1, total + 1):
         t.add_column(round_name(k, total))

@@ -37,7 +37,7 @@ def finish_of(bracket: Bracket | None, bot: int) -> str:
     """How far a bot went in the finals: champion, runner-up, semi-finals..."""
     if bracket is None or not bracket.rounds:
         return ""
-    n = len(bracket.rounds)
+    n = bracket.total_rounds
     if bracket.champion == bot:
         return "champion"
     for rnd in reversed(bracket.rounds):
@@ -97,7 +97,7 @@ def match_record(plan: MatchPlan, outcome: dict[str, Any], names: list[str]) -> 
 def bracket_record(bracket: Bracket | None, names: list[str]) -> dict[str, Any] | None:
     if bracket is None:
         return None
-    n = len(bracket.rounds)
+    n = bracket.total_rounds
     rounds = []
     for k, rnd in enumerate(bracket.rounds, start=1):
         ties = []

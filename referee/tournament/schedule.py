@@ -252,6 +252,12 @@ class Bracket(msgspec.Struct):
     champion: int | None
     complete: bool
 
+    @property
+    def total_rounds(self) -> int:
+        """Rounds of the whole bracket, played or not: its first-round ties are
+        half its (power of two) size."""
+        return bracket_rounds(2 * len(self.rounds[0])) if self.rounds else 0
+
 
 def build_bracket(
     ranking: Sequence[int],
