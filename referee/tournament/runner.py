@@ -58,13 +58,11 @@ class Runner:
                 derive_seed,
             )
         self.tiebreak = tiebreak_of(resolved.game)
-        game_cls = GAMES.get(resolved.game)
+        game_cls = GAMES[resolved.game]  # checked when the tournament was configured
         # Rounds a match of the game's own length counts for progress and ETA (a
         # game of unknown length, like Liar's Dice, counts 1).
-        self._default_steps = (game_cls.default_steps if game_cls else 0) or 1
-        self._final_rounds = resolved.finals.rounds or (
-            game_cls.default_final_steps if game_cls else None
-        )
+        self._default_steps = game_cls.default_steps or 1
+        self._final_rounds = resolved.finals.rounds or game_cls.default_final_steps
         self.table_played: dict[str, TablePlayed] = {}
         self.pool_ids = {p.id for p in self.pool}
         self.finished: dict[str, tuple[MatchPlan, dict[str, Any]]] = {}
