@@ -49,7 +49,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -893,14 +893,18 @@ def _read(path: str, single: bool = False) -> bytes:
         os.close(fd)
 
 
-def _children(pid: int | str) -> list[int]:
-    """Direct children of every thread of ``pid`` (threads can fork too)."""
+def _tids(pid: int | str) -> list[str]:
+    """Thread ids of ``pid``, the main thread's included; [] if it is gone."""
     try:
-        tids = os.listdir(f"/proc/{pid}/task")
+        return os.listdir(f"/proc/{pid}/task")
     except OSError:
         return []
+
+
+def _children(pid: int | str) -> list[int]:
+    """Direct children of every thread of ``pid`` (threads can fork too)."""
     kids: list[int] = []
-    for tid in tids:
+    for tid in _tids(pid):
         kids.extend(int(k) for k in _read(f"/proc/{pid}/task/{tid}/children").split())
     return kids
 
@@ -945,11 +949,52 @@ def tree_usage(pid: int) -> TreeUsage:
 
 
 def _identity(pid: int) -> tuple[int, bytes] | None:
-    """(pid, start time) for a live, non-zombie process; None if gone or a zombie."""
+    """(pid, start time) for a live process; None if gone or a zombie.
+
+    A process whose main thread called pthread_exit shows a zombie's state while its
+    other threads run on: it counts as live (an escapee could hide that way).
+    """
     fields = _stat_fields(pid)
-    if fields is None or len(fields) < 20 or fields[0] in (b"Z", b"X"):
+    if fields is None or len(fields) < 20:
+        return None
+    if fields[0] in (b"Z", b"X") and not _threads(pid, _running_thread):
         return None
     return (pid, fields[19])
+
+
+# PF_EXITING from the kernel's sched.h: the task is inside do_exit().
+_PF_EXITING = 0x4
+
+
+def _running_thread(fields: list[bytes]) -> bool:
+    return fields[0] not in (b"Z", b"X")
+
+
+def _staying_thread(fields: list[bytes]) -> bool:
+    return fields[0] not in (b"Z", b"X") and not int(fields[6]) & _PF_EXITING
+
+
+def _threads(pid: int, test: Callable[[list[bytes]], bool]) -> bool:
+    """Whether some thread of ``pid`` other than the main one passes ``test``."""
+    for tid in _tids(pid):
+        if tid != str(pid):
+            raw = _read(f"/proc/{pid}/task/{tid}/stat", single=True)
+            if raw and test(raw[raw.rfind(b")") + 2 :].split()):
+                return True
+    return False
+
+
+def _exiting(pid: int) -> bool:
+    """Whether every thread of ``pid`` is dead or already inside exit.
+
+    A namespace's pid 1 (bwrap's) is re-parented to us when its monitor exits first,
+    and stays in exit until the kernel has killed the rest of the namespace: it is
+    leaving, not escaping.
+    """
+    fields = _stat_fields(pid)
+    if fields is None or len(fields) < 7 or _staying_thread(fields):
+        return False
+    return not _threads(pid, _staying_thread)
 
 
 def _signal(pid: int, sig: int) -> None:
@@ -1051,13 +1096,21 @@ def after_spawn(pid: int) -> bool:
 
 def _describe(pid: int) -> str:
     """ "pid cmdline", plus the bot marker when the process carries one (for attribution)."""
-    cmdline = _read(f"/proc/{pid}/cmdline").replace(b"\0", b" ").strip()
+    where = f"/proc/{pid}"
+    if fields := _stat_fields(pid):
+        if fields[0] in (b"Z", b"X"):
+            # The main thread is gone (pthread_exit): read through a live thread.
+            for tid in _tids(pid):
+                if tid != str(pid):
+                    where = f"/proc/{pid}/task/{tid}"
+                    break
+    cmdline = _read(f"{where}/cmdline").replace(b"\0", b" ").strip()
     if not cmdline:
         raw = _read(f"/proc/{pid}/stat")
         cmdline = raw[raw.find(b"(") : raw.rfind(b")") + 1] or b"?"
     text = f"{pid} {cmdline.decode('utf-8', 'replace')[:200]}"
     key = MARKER_ENV.encode() + b"="
-    for var in _read(f"/proc/{pid}/environ").split(b"\0"):
+    for var in _read(f"{where}/environ").split(b"\0"):
         if var.startswith(key):
             text += f" [{var[len(key) :].decode('utf-8', 'replace')[:80]}]"
             break
@@ -1072,8 +1125,8 @@ def sweep_escaped(exclude_pids: set[int], timeout: float = 2.0) -> list[str]:
     SIGKILLed with its tree and reaped by its own pid (never ``waitpid(-1)``, which
     could steal a managed bot's exit status). Returns "pid cmdline [marker]" for each
     escapee: a child that was still alive and that :func:`kill_tree` had not already
-    killed. Zombies and processes of a torn-down tree that died after their parent
-    (bwrap's pid 1 always does) are reaped silently.
+    killed. Zombies, processes already inside exit, and processes of a torn-down tree
+    that died after their parent (bwrap's pid 1 always does) are reaped silently.
     """
     found: dict[int, str] = {}
     try:
@@ -1084,7 +1137,12 @@ def sweep_escaped(exclude_pids: set[int], timeout: float = 2.0) -> list[str]:
                 break
             for p in strays:
                 ident = _identity(p)
-                escaped = ident is not None and _doomed.get(p) != ident[1] and p not in found
+                escaped = (
+                    ident is not None
+                    and _doomed.get(p) != ident[1]
+                    and p not in found
+                    and not _exiting(p)
+                )
                 if escaped:
                     found[p] = _describe(p)
                 if ident is not None:

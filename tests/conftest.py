@@ -50,14 +50,34 @@ def proc_files(*names: str) -> Iterator[tuple[int, dict[str, bytes]]]:
     for entry in os.listdir("/proc"):
         if not entry.isdigit() or int(entry) == os.getpid():
             continue
-        files = {}
-        try:
-            for name in names:
-                with open(f"/proc/{entry}/{name}", "rb") as f:
-                    files[name] = f.read()
-        except OSError:
-            continue
-        yield int(entry), files
+        files = _read_proc(f"/proc/{entry}", names)
+        if files is None or not all(files.values()):
+            # A main thread that called pthread_exit is a zombie whose files cannot be
+            # read while its other threads run on: read them through a live thread.
+            for tid in _listdir(f"/proc/{entry}/task"):
+                if tid != entry:
+                    files = _read_proc(f"/proc/{entry}/task/{tid}", names) or files
+                    break
+        if files is not None:
+            yield int(entry), files
+
+
+def _read_proc(where: str, names: tuple[str, ...]) -> dict[str, bytes] | None:
+    files = {}
+    try:
+        for name in names:
+            with open(f"{where}/{name}", "rb") as f:
+                files[name] = f.read()
+    except OSError:
+        return None
+    return files
+
+
+def _listdir(path: str) -> list[str]:
+    try:
+        return os.listdir(path)
+    except OSError:
+        return []
 
 
 def processes_mentioning(text: str) -> list[int]:

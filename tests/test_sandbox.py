@@ -104,7 +104,15 @@ class Bot:
     def close(self) -> None:
         sandbox.kill_tree(self.proc.pid)
         self.proc.kill()
-        self.proc.communicate()
+        try:
+            self.proc.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            # An escapee a failed test left behind still holds the pipes: the test has
+            # already failed; do not hang the suite on it.
+            for pipe in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+                if pipe is not None:
+                    pipe.close()
+            self.proc.wait(timeout=10)
 
 
 @pytest.fixture
@@ -445,11 +453,10 @@ def test_tree_usage_sees_a_grandchilds_memory_and_cpu(
     assert per_call_us < 5000  # ~100-300 us normally; generous for a loaded machine
 
 
-def test_sweep_escaped_finds_a_setsid_escapee(
-    layer: sandbox.Layer, spawn: Callable[..., Bot]
-) -> None:
-    assert sandbox.enable_subreaper()
-    code = """
+# A setsid daemon that leaves the bot's tree; "ghost" also ends its main thread with
+# pthread_exit while another thread sleeps on, so that its /proc entry shows a zombie.
+ESCAPEES = {
+    "plain": """
         import os, time
         if os.fork() == 0:
             if os.fork() == 0:
@@ -458,8 +465,27 @@ def test_sweep_escaped_finds_a_setsid_escapee(
                 time.sleep(600)
             os._exit(0)
         os.wait()
-    """
-    bot = spawn(layer, code)
+    """,
+    "ghost": """
+        import ctypes, os, threading, time
+        if os.fork() == 0:
+            if os.fork() == 0:
+                os.setsid()
+                threading.Thread(target=time.sleep, args=(600,)).start()
+                print("daemon", os.getpid(), flush=True)
+                ctypes.CDLL(None).pthread_exit(None)
+            os._exit(0)
+        os.wait()
+    """,
+}
+
+
+@pytest.mark.parametrize("escapee", sorted(ESCAPEES))
+def test_sweep_escaped_finds_a_setsid_escapee(
+    layer: sandbox.Layer, spawn: Callable[..., Bot], escapee: str
+) -> None:
+    assert sandbox.enable_subreaper()
+    bot = spawn(layer, ESCAPEES[escapee])
     line = bot.line()
     assert line.startswith("daemon"), line
     bot.proc.wait(timeout=10)  # the bot itself has exited, its grandchild has not
@@ -475,6 +501,38 @@ def test_sweep_escaped_finds_a_setsid_escapee(
         assert escaped[0].split()[0] == line.split()[1]
         assert f"[{bot.marker}]" in escaped[0]
         assert not marked(bot.marker)
+
+
+def test_only_a_process_with_no_thread_left_counts_as_exiting() -> None:
+    """sweep_escaped spares processes already inside exit (bwrap's pid 1 waiting for its
+    namespace to empty); a zombie main thread with a live thread is not one of them."""
+    assert not sandbox._exiting(os.getpid())
+    code = """if True:
+        import ctypes, threading, time
+        threading.Thread(target=time.sleep, args=(600,)).start()
+        print("daemon", flush=True)
+        ctypes.CDLL(None).pthread_exit(None)
+    """
+    ghost = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE)
+    try:
+        assert ghost.stdout is not None
+        assert ghost.stdout.readline().startswith(b"daemon")
+        wait_for(lambda: _state(ghost.pid) == b"Z", what="the main thread to end")
+        assert not sandbox._exiting(ghost.pid)
+        assert sandbox._identity(ghost.pid) is not None
+    finally:
+        ghost.kill()
+        ghost.wait()
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    wait_for(lambda: _state(dead.pid) == b"Z", what="the child to exit")
+    assert sandbox._exiting(dead.pid)
+    assert sandbox._identity(dead.pid) is None
+    dead.wait()
+
+
+def _state(pid: int) -> bytes:
+    stat = Path(f"/proc/{pid}/stat").read_bytes()
+    return stat[stat.rfind(b")") + 2 :].split()[0]
 
 
 def test_a_bot_closing_stdout_is_seen(layer: sandbox.Layer, spawn: Callable[..., Bot]) -> None:

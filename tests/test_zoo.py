@@ -312,6 +312,8 @@ def _check(run: Run, expect: Expect) -> None:
     # The opponent is never punished for the zoo bot's behaviour.
     other = next(s for s in result["seats"] if s["seat"] == 1)
     assert other["verdict"].get("status", "ok") == "ok", json.dumps(other["verdict"])[:2000]
+    # Escapees carry their bot's marker, so they are charged to that bot alone.
+    assert not other["verdict"].get("escaped_processes"), json.dumps(other["verdict"])[:2000]
     assert not run.leftovers, f"processes left behind: {run.leftovers}"
     # Whatever the bot sent or did, the referee's own memory stayed small.
     assert result["referee"]["peak_rss_kib"] < REFEREE_RSS_LIMIT_KIB, result["referee"]

@@ -202,6 +202,7 @@ ZOO: tuple[ZooBot, ...] = (
     ZooBot("setsid_tree", _py("setsid_tree.py"), _escape),
     ZooBot("c_fork_tree", _c("fork_tree"), _escape, needs="c"),
     ZooBot("daemon_stdout", _py("daemon_stdout.py"), _escape),
+    ZooBot("ghost_daemon", _py("ghost_daemon.py"), _escape),
     # -- output
     ZooBot(
         "stdout_flood",
