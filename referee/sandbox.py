@@ -943,9 +943,22 @@ def tree_usage(pid: int) -> TreeUsage:
             continue
         pids.append(p)
         # utime, stime, cutime, cstime are fields 14-17 of stat (11-14 here); rss is 24.
+        # The process's stat sums the CPU of all its threads.
         ticks += int(fields[11]) + int(fields[12]) + int(fields[13]) + int(fields[14])
-        rss_pages += int(fields[21])
+        rss_pages += int(fields[21]) if fields[0] not in (b"Z", b"X") else _thread_rss(p)
     return TreeUsage(rss_pages * _PAGE_KIB, ticks / _CLK_TCK, pids)
+
+
+def _thread_rss(pid: int) -> int:
+    """Resident pages of a process whose main thread has ended (pthread_exit): its own
+    stat shows none, a live thread's shows the memory they all share."""
+    for tid in _tids(pid):
+        if tid != str(pid):
+            raw = _read(f"/proc/{pid}/task/{tid}/stat", single=True)
+            fields = raw[raw.rfind(b")") + 2 :].split()
+            if len(fields) > 21 and fields[0] not in (b"Z", b"X"):
+                return int(fields[21])
+    return 0
 
 
 def _identity(pid: int) -> tuple[int, bytes] | None:

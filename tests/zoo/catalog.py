@@ -177,6 +177,12 @@ ZOO: tuple[ZooBot, ...] = (
         referee_args=_SLOW_MOVE,
     ),
     ZooBot(
+        "ghost_memhog",
+        _py("ghost_memhog.py"),
+        _always(fatal("memory_limit", round=None)),
+        referee_args=_SLOW_MOVE,
+    ),
+    ZooBot(
         "c_memhog",
         _c("memhog"),
         _always(fatal("memory_limit", round=None)),
