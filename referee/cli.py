@@ -367,10 +367,18 @@ def outcome_json(outcome: Any) -> dict[str, Any]:
         "replay_hash": outcome.replay_hash,
         "containment": header.containment,
         "seats": seats,
-        # The referee's own peak memory (not its children's): hostile output must
-        # never make it grow.
-        "referee": {"peak_rss_kib": _own_peak_rss_kib()},
+        # The referee's own peak memory and CPU (not its children's): hostile output
+        # must never make it grow, and organisers size machines by it.
+        "referee": {"peak_rss_kib": _own_peak_rss_kib(), **_own_cpu_s()},
     }
+
+
+def _own_cpu_s() -> dict[str, float]:
+    """User and system CPU seconds of this process alone (bots excluded)."""
+    import resource
+
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    return {"user_s": round(ru.ru_utime, 3), "system_s": round(ru.ru_stime, 3)}
 
 
 def _own_peak_rss_kib() -> int:

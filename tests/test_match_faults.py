@@ -201,3 +201,16 @@ def test_referee_killed_mid_match_leaves_a_readable_prefix_and_no_bots(tmp_path,
     assert prefix.footer is None
     assert len(prefix.steps) > 100
     assert [s.n for s in prefix.steps] == list(range(1, len(prefix.steps) + 1))
+
+
+def test_the_referees_own_cpu_is_reported_apart_from_the_bots(tmp_path, bot_copy):
+    bot_copy("faulty.py"), bot_copy("steady.py")
+    result, _ = run(tmp_path, "burn 2 2.0", rounds=5, extra=("--move-timeout", "6"))
+    bot = result["seats"][0]["verdict"]
+    assert bot.get("status", "ok") == "ok", bot
+    assert bot["cpu_s"] >= 1.5, bot  # the watchdog samples every 100 ms
+    own = result["referee"]
+    assert own["user_s"] > 0, own
+    # The referee's start-up costs about 0.4 s of CPU; had it counted its children,
+    # the bot's 2 s would be in there too.
+    assert own["user_s"] + own["system_s"] < bot["cpu_s"] - 0.5, (own, bot)

@@ -41,5 +41,9 @@ for line in sys.stdin:
             reply = json.dumps({"round": r, "real_move": "dynamite"}) + "\n"
         elif mode == "twice":
             reply = reply + reply
+        elif mode == "burn":  # CPU, not sleep: `pause` seconds of busy loop
+            end = time.process_time() + pause
+            while time.process_time() < end:
+                pass
     out.write(reply)
     out.flush()
