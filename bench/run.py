@@ -844,7 +844,14 @@ def scenario_iocaine(rep: Report, args: argparse.Namespace) -> None:
     text = done.stdout
     nums = {
         key: re.search(rf"{key} ([0-9.]+) us", text)
-        for key in ("mean", "p99", "first-1000 mean", "last-1000 mean")
+        for key in (
+            "mean",
+            "p99",
+            "first-1000 mean",
+            "last-1000 mean",
+            "first-1000 cpu median",
+            "last-1000 cpu median",
+        )
     }
     if any(m is None for m in nums.values()):
         rep.add(Row(what, "unparsed output: " + " ".join(text.split())[:200]))
@@ -854,7 +861,9 @@ def scenario_iocaine(rep: Report, args: argparse.Namespace) -> None:
         Row(
             f"{what} ({rounds:,} rounds, in-process)",
             f"mean {v['mean']:.0f} us, p99 {v['p99']:.0f} us; first-1000 mean "
-            f"{v['first-1000 mean']:.0f} us, last-1000 mean {v['last-1000 mean']:.0f} us",
+            f"{v['first-1000 mean']:.0f} us, last-1000 mean {v['last-1000 mean']:.0f} us; "
+            f"CPU median first-1000 {v['first-1000 cpu median']:.0f} us, last-1000 "
+            f"{v['last-1000 cpu median']:.0f} us",
         )
     )
 
