@@ -240,6 +240,11 @@ def _versus(
             runs["referee-basic"] = lambda: run_referee(
                 bot, bot, rounds, replay, ["--sandbox", "basic"]
             )["rate"]
+        # Not a target either (the targets are judged on the defaults): what the
+        # opt-in CPU placement gives a match that has the machine to itself.
+        runs["referee-pinned"] = lambda: run_referee(bot, bot, rounds, replay, ["--pin-cpus"])[
+            "rate"
+        ]
         got = alternate(runs, args.reps, what)
     except BenchError as exc:
         rep.skip(what, str(exc))
@@ -254,6 +259,16 @@ def _versus(
             f"{ratio:.2f}x (referee {fmt_rate(got['referee'])}, floor {fmt_rate(got['floor'])})",
             f">= {target}x",
             judge(ratio >= target),
+        )
+    )
+    pinned = got["referee-pinned"]
+    paired = [p / r for p, r in zip(pinned, got["referee"], strict=True)]
+    rep.add(
+        Row(
+            f"{what}: referee with --pin-cpus / floor",
+            f"{statistics.median(pinned) / floor:.2f}x ({fmt_rate(pinned)}); paired against "
+            f"the default: median {statistics.median(paired):.2f}x, faster in "
+            f"{sum(x > 1 for x in paired)} of {len(paired)}",
         )
     )
     if basic_too:

@@ -200,6 +200,13 @@ def _configure_match(p: argparse.ArgumentParser) -> None:
         "quick bots, 0 never spins (default 100; the budget shrinks while bots are slow; "
         "no spinning on a single CPU)",
     )
+    p.add_argument(
+        "--pin-cpus",
+        action="store_true",
+        help="pin the referee and each bot to a CPU (on two CPUs the second bot shares the "
+        "referee's): faster for a match that has the machine to itself, slower when other "
+        "matches or work share the CPUs; it changes speed only, never a result",
+    )
     add_limit_arguments(p)
 
 
@@ -274,6 +281,7 @@ def _run_match(args: argparse.Namespace) -> int:
         limits=sandbox_limits(args),
         **limit_overrides(args),
         **({} if args.spin_us is None else {"spin_us": args.spin_us}),
+        pin_cpus=args.pin_cpus,
     )
     specs = [BotSpec(command=argv, label=lab) for argv, lab in zip(argvs, labels, strict=True)]
     show = not args.quiet and not args.json

@@ -73,6 +73,9 @@ class MatchConfig(msgspec.Struct, frozen=True, kw_only=True):
     # Busy-poll up to this long for a reply before sleeping (0: never); see
     # Multiplexer.ready_soon. It changes speed only, never a result.
     spin_us: int = 100
+    # Pin the referee and each bot to a CPU (see cpu_placement). Off by default: it
+    # is faster only for a match that has the machine to itself.
+    pin_cpus: bool = False
     sandbox: str = "auto"
     limits: sbx.Limits = msgspec.field(default_factory=sbx.Limits)
     replay: str | None = None
@@ -215,6 +218,7 @@ class Match:
         self.total_steps = getattr(self.game, "rounds", 0)
         self._next_watch = 0.0
         self._play_s = 0.0
+        self._pinned_from: set[int] = set()  # the CPUs to give back after --pin-cpus
 
     # -- faults ----------------------------------------------------------------
 
@@ -231,6 +235,8 @@ class Match:
 
     def _spawn_all(self) -> None:
         cfg = self.cfg
+        cpus = sorted(os.sched_getaffinity(0))
+        placement = cpu_placement(cpus, len(self.seats)) if cfg.pin_cpus else None
         # Orphans a bot leaves behind (setsid grandchildren) are re-parented to us,
         # so the teardown sweep can find and kill them.
         sbx.enable_subreaper()
@@ -258,10 +264,15 @@ class Match:
                 marker=marker,
             )
             log = log_dir / f"{stem}.seat{seat}.stderr.log" if log_dir is not None else None
+            if placement is not None:  # a child inherits the affinity it is forked with
+                self._pinned_from = self._pinned_from or set(cpus)
+                os.sched_setaffinity(0, {placement[1][seat]})
             s.bot = BotProcess(seat, launch, cfg.max_line, stderr_log=log)
             s.bank = cfg.time_bank
+        if placement is not None:
+            os.sched_setaffinity(0, {placement[0]})
         # Spinning only pays while a bot can run on another CPU meanwhile.
-        spin_s = cfg.spin_us * 1e-6 if len(os.sched_getaffinity(0)) > 1 else 0.0
+        spin_s = cfg.spin_us * 1e-6 if len(cpus) > 1 else 0.0
         self.mux = Multiplexer([s.bot for s in self.seats if s.bot is not None], spin_s=spin_s)
 
     def _header(self) -> Header:
@@ -1037,6 +1048,8 @@ class Match:
             self._play_s = time.monotonic() - play_started
             result = self.game.result(self._state)
         finally:
+            if self._pinned_from:  # give this thread back its CPUs
+                os.sched_setaffinity(0, self._pinned_from)
             with trio.CancelScope(shield=True):
                 await self._finish_bots(result)
             if result is None:
@@ -1114,6 +1127,20 @@ def resolve_command(text_or_argv: str | Sequence[str]) -> list[str]:
         argv[0] = found
     # Script arguments that are files become absolute: the bot runs in a scratch dir.
     return [argv[0]] + [os.path.abspath(a) if os.path.isfile(a) else a for a in argv[1:]]
+
+
+def cpu_placement(cpus: Sequence[int], seats: int) -> tuple[int, list[int]] | None:
+    """(the referee's CPU, each seat's CPU) for ``--pin-cpus``; None on one CPU.
+
+    The referee takes the first CPU and the seats the next ones in turn, so on two
+    CPUs the second bot shares the referee's. Measured on two vCPUs with Python bots
+    (docs/performance.md): without pinning, the pipe write that hands a bot its turn
+    wakes it on the referee's own CPU (a "sync" wake-up), and both bots can end up
+    queued there while the other CPU idles.
+    """
+    if len(cpus) < 2:
+        return None
+    return cpus[0], [cpus[(seat + 1) % len(cpus)] for seat in range(seats)]
 
 
 async def run_match(

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import os
 import select
+import sys
 import time
 
+import pytest
 from conftest import match_json, replay_steps
 
+from referee.match import cpu_placement
 from referee.proc import Multiplexer, StderrCapture
 
 
@@ -73,3 +76,45 @@ def test_spinning_or_not_plays_the_same_match(tmp_path):
         steps[spin] = [(s["obs"], s["act"], s["out"]) for s in replay_steps(replay)]
     assert len(steps["0"]) == 400
     assert steps["0"] == steps["100"]
+
+
+AFFINITY_BOT = """
+import os, sys
+sys.stderr.write(f"cpus {sorted(os.sched_getaffinity(0))}\\n")
+sys.stderr.flush()
+for line in sys.stdin:
+    if '"hello"' in line:
+        print('{"name": "affinity"}', flush=True)
+    elif '"turn"' in line:
+        r = line.split('"round":')[1].split(",")[0].split("}")[0]
+        move = ["rock", "paper", "scissors", "lizard", "spock"][int(r) * 7 % 5]
+        print('{"round": %s, "real_move": "%s"}' % (r, move), flush=True)
+"""
+
+
+def test_cpu_placement_spreads_the_seats_over_the_cpus():
+    assert cpu_placement([0], 2) is None
+    assert cpu_placement([0, 1], 2) == (0, [1, 0])
+    assert cpu_placement([2, 5, 7], 2) == (2, [5, 7])
+    assert cpu_placement([0, 1, 2, 3], 3) == (0, [1, 2, 3])
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="pinning needs two CPUs")
+def test_pin_cpus_pins_each_bot_and_plays_the_same_match(tmp_path):
+    bot = tmp_path / "affinity.py"
+    bot.write_text(AFFINITY_BOT)
+    cpus = sorted(os.sched_getaffinity(0))
+    _, seat_cpus = cpu_placement(cpus, 2) or (0, [])
+    command = f"{sys.executable} {bot}"
+    seen = {}
+    for pinned in (False, True):
+        replay = tmp_path / f"pinned{pinned}.jsonl"
+        result = match_json(command, "iocaine", "--rounds", "300", "--seed", "4",
+                            "--replay", str(replay), *(["--pin-cpus"] if pinned else []))  # fmt: skip
+        assert result["reason"] == "complete"
+        stderr = result["seats"][0]["verdict"]["stderr_head"]
+        seen[pinned] = [(s["obs"], s["act"], s["out"]) for s in replay_steps(replay)]
+        expected = [seat_cpus[0]] if pinned else cpus
+        assert f"cpus {expected}" in stderr, stderr
+    assert len(seen[True]) == 300
+    assert seen[True] == seen[False]  # speed only, never a result
