@@ -266,11 +266,11 @@ class Match:
             log = log_dir / f"{stem}.seat{seat}.stderr.log" if log_dir is not None else None
             if placement is not None:  # a child inherits the affinity it is forked with
                 self._pinned_from = self._pinned_from or set(cpus)
-                os.sched_setaffinity(0, {placement[1][seat]})
+                _pin_thread({placement[1][seat]})
             s.bot = BotProcess(seat, launch, cfg.max_line, stderr_log=log)
             s.bank = cfg.time_bank
         if placement is not None:
-            os.sched_setaffinity(0, {placement[0]})
+            _pin_thread({placement[0]})
         # Spinning only pays while a bot can run on another CPU meanwhile.
         spin_s = cfg.spin_us * 1e-6 if len(cpus) > 1 else 0.0
         self.mux = Multiplexer([s.bot for s in self.seats if s.bot is not None], spin_s=spin_s)
@@ -1049,7 +1049,7 @@ class Match:
             result = self.game.result(self._state)
         finally:
             if self._pinned_from:  # give this thread back its CPUs
-                os.sched_setaffinity(0, self._pinned_from)
+                _pin_thread(self._pinned_from)
             with trio.CancelScope(shield=True):
                 await self._finish_bots(result)
             if result is None:
@@ -1127,6 +1127,15 @@ def resolve_command(text_or_argv: str | Sequence[str]) -> list[str]:
         argv[0] = found
     # Script arguments that are files become absolute: the bot runs in a scratch dir.
     return [argv[0]] + [os.path.abspath(a) if os.path.isfile(a) else a for a in argv[1:]]
+
+
+def _pin_thread(cpus: set[int]) -> None:
+    """Pin the calling thread; speed only, so a refusal (a cpuset that changed under
+    us) is ignored."""
+    try:
+        os.sched_setaffinity(0, cpus)
+    except OSError:
+        pass
 
 
 def cpu_placement(cpus: Sequence[int], seats: int) -> tuple[int, list[int]] | None:
