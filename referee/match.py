@@ -337,9 +337,7 @@ class Match:
                 seed=s.seed,
                 time=limits,
             )
-            s.bot.send(encode_line(hello))
-            if s.bot.outbuf:
-                self.mux.want_write(s.bot)
+            self.mux.send(s.bot, encode_line(hello))
             s.owed.append(0)
         deadline = now + self.cfg.handshake_timeout
         waiting = list(range(len(self.seats)))
@@ -653,9 +651,7 @@ class Match:
         for seat, notice in self.game.notices(self._state, outcome):
             s = self.seats[seat]
             if not s.out and s.bot is not None:
-                s.bot.send(encode(notice) + b"\n")
-                if s.bot.outbuf:
-                    mux.want_write(s.bot)
+                mux.send(s.bot, encode(notice) + b"\n")
 
     async def _checkpoint(self, step: int) -> None:
         """Every PROGRESS_EVERY steps: drain stderr and notice exits even when every
@@ -698,9 +694,8 @@ class Match:
         owed0, owed1 = s0.owed, s1.owed
         read0, read1 = b0.read_stdout, b1.read_stdout
         send0, send1 = b0.send, b1.send
-        fd_in0, fd_in1 = b0.stdin_fd, b1.stdin_fd
+        want_write = mux.want_write
         fd_out0, fd_out1 = b0.stdout_fd, b1.stdout_fd
-        write = os.write
         ready_soon, handle = mux.ready_soon, mux.handle
         encode_turns = game.encode_turns
         encode = msgspec.json.Encoder().encode
@@ -730,36 +725,11 @@ class Match:
                     self._disqualify(fatal, step)
                     continue
             obs0, obs1 = encode_turns(state)
-            out0 = obs0 + b"\n"
-            out1 = obs1 + b"\n"
-            # Both turns first. A write that does not go through whole (a full
-            # pipe, a closed one) goes to BotProcess.send, which queues or notes it.
-            if b0.outbuf:
-                send0(out0)
-                mux.want_write(b0)
-            else:
-                try:
-                    n = write(fd_in0, out0)
-                except OSError:
-                    n = 0
-                b0.bytes_in += n
-                if n != len(out0):
-                    send0(out0[n:])
-                    if b0.outbuf:
-                        mux.want_write(b0)
-            if b1.outbuf:
-                send1(out1)
-                mux.want_write(b1)
-            else:
-                try:
-                    n = write(fd_in1, out1)
-                except OSError:
-                    n = 0
-                b1.bytes_in += n
-                if n != len(out1):
-                    send1(out1[n:])
-                    if b1.outbuf:
-                        mux.want_write(b1)
+            # Both turns first, then wait for either reply.
+            if send0(obs0 + b"\n"):
+                want_write(b0)
+            if send1(obs1 + b"\n"):
+                want_write(b1)
             sent = monotonic()
             d0 = sent + move_s + s0.bank
             d1 = sent + move_s + s1.bank
@@ -917,9 +887,7 @@ class Match:
                 assert bot is not None
                 body = game.encode_turn(state, seat)
                 obs[seat] = msgspec.Raw(body)
-                bot.send(body + b"\n")
-                if bot.outbuf:
-                    mux.want_write(bot)
+                mux.send(bot, body + b"\n")
                 s.owed.append(step)
             sent = time.monotonic()
             deadline = [sent + move_s + s.bank for s in seats]

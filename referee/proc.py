@@ -139,23 +139,26 @@ class BotProcess:
     # -- writing ---------------------------------------------------------------
 
     def send(self, data: bytes) -> bool:
-        """Queue and write as much as the pipe takes now. False if stdin is broken."""
+        """Write as much as the pipe takes now and queue the rest. True if some is left
+        queued (the caller watches stdin for room: Multiplexer.want_write)."""
         if self.stdin_broken:
             return False
         if self.outbuf:
             self.outbuf += data
-            return self.flush()
+            self.flush()
+            return bool(self.outbuf)
         try:
             n = os.write(self.stdin_fd, data)
         except BlockingIOError:
             n = 0
-        except (BrokenPipeError, OSError):
+        except OSError:
             self.stdin_broken = True
             return False
         self.bytes_in += n
         if n < len(data):
             self.outbuf += data[n:]
-        return True
+            return True
+        return False
 
     def flush(self) -> bool:
         while self.outbuf and not self.stdin_broken:
@@ -318,6 +321,12 @@ class Multiplexer:
             except (OSError, ValueError):
                 pass
             del self.handlers[fd]
+
+    def send(self, bot: BotProcess, data: bytes) -> None:
+        """Write ``data`` to a bot now; whatever the pipe does not take yet is queued
+        and written when epoll says there is room."""
+        if bot.send(data):
+            self.want_write(bot)
 
     def want_write(self, bot: BotProcess) -> None:
         """Watch a bot's stdin for room while its output buffer is not empty."""
