@@ -49,7 +49,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -923,8 +923,9 @@ def _descendants(pid: int) -> list[int]:
     return tree
 
 
-def _stat_fields(pid: int) -> list[bytes] | None:
-    """Fields of /proc/<pid>/stat after the command name (index 0 = state)."""
+def _stat_fields(pid: int | str) -> list[bytes] | None:
+    """Fields of /proc/<pid>/stat after the command name (index 0 = state); ``pid``
+    may also be "<pid>/task/<tid>" for one thread's."""
     raw = _read(f"/proc/{pid}/stat", single=True)
     if not raw:
         return None
@@ -945,56 +946,54 @@ def tree_usage(pid: int) -> TreeUsage:
         # utime, stime, cutime, cstime are fields 14-17 of stat (11-14 here); rss is 24.
         # The process's stat sums the CPU of all its threads.
         ticks += int(fields[11]) + int(fields[12]) + int(fields[13]) + int(fields[14])
-        rss_pages += int(fields[21]) if fields[0] not in (b"Z", b"X") else _thread_rss(p)
+        if fields[0] in (b"Z", b"X"):  # its own stat shows no memory: see _live_thread
+            thread = _live_thread(p)
+            fields = thread[1] if thread is not None else fields
+        rss_pages += int(fields[21])
     return TreeUsage(rss_pages * _PAGE_KIB, ticks / _CLK_TCK, pids)
-
-
-def _thread_rss(pid: int) -> int:
-    """Resident pages of a process whose main thread has ended (pthread_exit): its own
-    stat shows none, a live thread's shows the memory they all share."""
-    for tid in _tids(pid):
-        if tid != str(pid):
-            raw = _read(f"/proc/{pid}/task/{tid}/stat", single=True)
-            fields = raw[raw.rfind(b")") + 2 :].split()
-            if len(fields) > 21 and fields[0] not in (b"Z", b"X"):
-                return int(fields[21])
-    return 0
-
-
-def _identity(pid: int) -> tuple[int, bytes] | None:
-    """(pid, start time) for a live process; None if gone or a zombie.
-
-    A process whose main thread called pthread_exit shows a zombie's state while its
-    other threads run on: it counts as live (an escapee could hide that way).
-    """
-    fields = _stat_fields(pid)
-    if fields is None or len(fields) < 20:
-        return None
-    if fields[0] in (b"Z", b"X") and not _threads(pid, _running_thread):
-        return None
-    return (pid, fields[19])
 
 
 # PF_EXITING from the kernel's sched.h: the task is inside do_exit().
 _PF_EXITING = 0x4
 
 
-def _running_thread(fields: list[bytes]) -> bool:
+def _alive(fields: list[bytes]) -> bool:
     return fields[0] not in (b"Z", b"X")
 
 
-def _staying_thread(fields: list[bytes]) -> bool:
-    return fields[0] not in (b"Z", b"X") and not int(fields[6]) & _PF_EXITING
+def _staying(fields: list[bytes]) -> bool:
+    """Alive and not on its way out."""
+    return _alive(fields) and len(fields) > 6 and not int(fields[6]) & _PF_EXITING
 
 
-def _threads(pid: int, test: Callable[[list[bytes]], bool]) -> bool:
-    """Whether some thread of ``pid`` other than the main one passes ``test``."""
+def _other_threads(pid: int) -> Iterator[tuple[str, list[bytes]]]:
+    """(tid, stat fields) of each thread of ``pid`` but the main one."""
     for tid in _tids(pid):
         if tid != str(pid):
-            raw = _read(f"/proc/{pid}/task/{tid}/stat", single=True)
-            if raw and test(raw[raw.rfind(b")") + 2 :].split()):
-                return True
-    return False
+            fields = _stat_fields(f"{pid}/task/{tid}")
+            if fields is not None:
+                yield tid, fields
+
+
+def _live_thread(pid: int) -> tuple[str, list[bytes]] | None:
+    """A live thread of a process whose main thread has ended (pthread_exit).
+
+    Such a process shows a zombie's state, no memory and no command line while its
+    other threads run on; they share its memory, so a live thread's /proc entry
+    tells what the process's own no longer does. (An escapee could hide this way.)
+    """
+    return next(((t, f) for t, f in _other_threads(pid) if _alive(f) and len(f) > 21), None)
+
+
+def _identity(pid: int) -> tuple[int, bytes] | None:
+    """(pid, start time) for a live process (see _live_thread); None if gone or a
+    zombie."""
+    fields = _stat_fields(pid)
+    if fields is None or len(fields) < 20:
+        return None
+    if not _alive(fields) and _live_thread(pid) is None:
+        return None
+    return (pid, fields[19])
 
 
 def _exiting(pid: int) -> bool:
@@ -1005,9 +1004,9 @@ def _exiting(pid: int) -> bool:
     leaving, not escaping.
     """
     fields = _stat_fields(pid)
-    if fields is None or len(fields) < 7 or _staying_thread(fields):
+    if fields is None or _staying(fields):
         return False
-    return not _threads(pid, _staying_thread)
+    return not any(_staying(f) for _, f in _other_threads(pid))
 
 
 def _signal(pid: int, sig: int) -> None:
@@ -1110,13 +1109,11 @@ def after_spawn(pid: int) -> bool:
 def _describe(pid: int) -> str:
     """ "pid cmdline", plus the bot marker when the process carries one (for attribution)."""
     where = f"/proc/{pid}"
-    if fields := _stat_fields(pid):
-        if fields[0] in (b"Z", b"X"):
-            # The main thread is gone (pthread_exit): read through a live thread.
-            for tid in _tids(pid):
-                if tid != str(pid):
-                    where = f"/proc/{pid}/task/{tid}"
-                    break
+    fields = _stat_fields(pid)
+    if fields is not None and not _alive(fields):
+        thread = _live_thread(pid)
+        if thread is not None:
+            where = f"/proc/{pid}/task/{thread[0]}"
     cmdline = _read(f"{where}/cmdline").replace(b"\0", b" ").strip()
     if not cmdline:
         raw = _read(f"/proc/{pid}/stat")
