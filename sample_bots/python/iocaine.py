@@ -385,12 +385,6 @@ class _TimedIocaine(Iocaine):
         return reply
 
 
-def _median(values: list[float]) -> float:
-    ordered = sorted(values)
-    mid = len(ordered) // 2
-    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
-
-
 def selftest_timing(rounds: int) -> None:
     """Time whole turns (bookkeeping, learning, deciding) against a sparring partner."""
     _SAMPLES.clear()
@@ -408,10 +402,11 @@ def selftest_timing(rounds: int) -> None:
     )
     print(f"  cpu mean {sum(_CPU) / len(_CPU) / 1000:.1f} us (thread CPU time, ignores preemption)")
     # Medians of thread CPU time: steadier than wall-clock means on a busy machine.
+    import statistics  # here: a playing bot does not need it at start-up
     cpu = [x / 1000 for x in _CPU]
     print(
-        f"  first-1000 cpu median {_median(cpu[:1000]):.1f} us   "
-        f"last-1000 cpu median {_median(cpu[-1000:]):.1f} us"
+        f"  first-1000 cpu median {statistics.median(cpu[:1000]):.1f} us   "
+        f"last-1000 cpu median {statistics.median(cpu[-1000:]):.1f} us"
     )
     print(f"  points vs sparring partner: {result['points'][0]:+d}")
 
