@@ -403,6 +403,7 @@ def selftest_timing(rounds: int) -> None:
     print(f"  cpu mean {sum(_CPU) / len(_CPU) / 1000:.1f} us (thread CPU time, ignores preemption)")
     # Medians of thread CPU time: steadier than wall-clock means on a busy machine.
     import statistics  # here: a playing bot does not need it at start-up
+
     cpu = [x / 1000 for x in _CPU]
     print(
         f"  first-1000 cpu median {statistics.median(cpu[:1000]):.1f} us   "
