@@ -42,9 +42,13 @@ def marked(marker: str) -> list[int]:
     return [
         pid
         for pid, f in proc_files("environ", "stat")
-        if needle in f["environ"].split(b"\0")
-        and f["stat"].rsplit(b")", 1)[1].split()[0] not in (b"Z", b"X")
+        if needle in f["environ"].split(b"\0") and _state_in(f["stat"]) not in (b"Z", b"X")
     ]
+
+
+def _state_in(stat: bytes) -> bytes:
+    """The state letter of a /proc/<pid>/stat text (after the command name)."""
+    return stat[stat.rfind(b")") + 2 :].split()[0]
 
 
 @pytest.fixture(params=sandbox.LAYERS)
@@ -531,8 +535,7 @@ def test_only_a_process_with_no_thread_left_counts_as_exiting() -> None:
 
 
 def _state(pid: int) -> bytes:
-    stat = Path(f"/proc/{pid}/stat").read_bytes()
-    return stat[stat.rfind(b")") + 2 :].split()[0]
+    return _state_in(Path(f"/proc/{pid}/stat").read_bytes())
 
 
 def test_a_bot_closing_stdout_is_seen(layer: sandbox.Layer, spawn: Callable[..., Bot]) -> None:
