@@ -31,10 +31,11 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return paths
 
 
-def test_floor_drives_two_cbots(built: dict[str, Path]) -> None:
+@pytest.mark.parametrize("spin_us", ["0", "100"])
+def test_floor_drives_two_cbots(built: dict[str, Path], spin_us: str) -> None:
     cbot = str(built["cbot"])
     done = subprocess.run(
-        [str(built["floor"]), "-j", "-n", "1000", cbot, "--", cbot],
+        [str(built["floor"]), "-j", "-n", "1000", "-s", spin_us, cbot, "--", cbot],
         capture_output=True,
         text=True,
         timeout=30,
