@@ -154,13 +154,11 @@ def bot_dir_of(command: Sequence[str]) -> Path | None:
 class SandboxFailure(Exception):
     """The containment layer could not start a bot: not charged to the bot.
 
-    Only recognised before the bot's ``ready`` (a bot cannot dodge a lost match by
-    printing a launcher's error later); a bot faking it at start-up gets no match,
-    not a win, and the organiser sees the message."""
+    Recognised by what the launch wrote on the bot's stderr: a launch that got as
+    far as starting the bot says so before the bot runs (``sandbox.LAUNCH_TOKEN``),
+    so a bot that prints a launcher's error and exits has still crashed."""
 
 
-# First words of a launcher's own error on stderr (our shim, bubblewrap).
-SANDBOX_ERROR_PREFIXES = (sbx.SHIM_ERROR_PREFIX.encode(), b"bwrap:")
 # bwrap reports a signal death as exit code 128 + n.
 _SIGXCPU_CODES = (-24, 128 + 24)
 
@@ -418,7 +416,11 @@ class Match:
             ):
                 # The kernel's CPU limit can fire just before our watchdog sees it.
                 return faults.CPU_LIMIT, f"CPU limit {self.cfg.limits.cpu_s:g} s ({how})"
-            if handshake and any(bot.stderr.head.startswith(p) for p in SANDBOX_ERROR_PREFIXES):
+            # Whether the launch got as far as starting the bot: its last step
+            # announces that on stderr before the bot runs (sandbox.LAUNCH_TOKEN).
+            while not bot.stderr.launched and bot.read_stderr():
+                pass
+            if handshake and not bot.stderr.launched:
                 raise SandboxFailure(
                     f"the sandbox could not start seat {seat}: "
                     f"{bot.stderr.head_text().strip()[:300]}"
@@ -949,11 +951,8 @@ class Match:
             while not bot.poll_exit() and time.monotonic() < reap_deadline:
                 bot.kill()
                 time.sleep(0.002)
-            while not bot.stderr_eof and bot.stderr_fd >= 0:
-                before = bot.stderr.total
-                bot.read_stderr()
-                if bot.stderr.total == before:
-                    break
+            while not bot.stderr_eof and bot.stderr_fd >= 0 and bot.read_stderr():
+                pass
         known = {s.bot.pid for s in live if s.bot is not None}
         escaped = sbx.sweep_escaped(known)
         for description in escaped:

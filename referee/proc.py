@@ -29,19 +29,49 @@ READ_CHUNK = 1 << 16
 STDERR_KEEP = 32 * 1024  # bytes kept from the head and from the tail of stderr
 
 
+# What a launcher may print before it starts the bot, at most; the launcher's own
+# errors are one line.
+LAUNCHER_TEXT_MAX = 4096
+
+
 class StderrCapture:
     """Keeps the first and last ``keep`` bytes of a stream plus a total count, and
-    optionally copies up to ``log_cap`` bytes to a log file."""
+    optionally copies up to ``log_cap`` bytes to a log file.
+
+    Until ``sandbox.LAUNCH_TOKEN`` has come by, the stream is the launcher's: it is
+    held in ``launcher_text``. The token itself is dropped, and ``launched`` says
+    that the bot was started (so everything after it is the bot's)."""
 
     def __init__(self, keep: int = STDERR_KEEP, log: Path | None = None, log_cap: int = 1 << 20):
         self.keep = keep
         self.head = bytearray()
         self.tail = bytearray()
         self.total = 0
+        self.launched = False
+        self.launcher_text = bytearray()
+        self._holding = True
         self._log = open(log, "wb") if log is not None else None  # noqa: SIM115
         self._log_left = log_cap
 
     def feed(self, data: bytes) -> None:
+        if not self.launched and self._holding:
+            pre = self.launcher_text
+            pre += data
+            at = pre.find(sandbox.LAUNCH_TOKEN)
+            if at >= 0:
+                self.launched = True
+                # The launcher's own words (if any) stay in the record, before the bot's.
+                data = bytes(pre[:at] + pre[at + len(sandbox.LAUNCH_TOKEN) :])
+                del pre[at:]
+            elif len(pre) <= LAUNCHER_TEXT_MAX:
+                return  # the token may still be on its way
+            else:
+                # More than a launcher ever writes, all of it before the bot could run:
+                # keep it as the launcher's and stop holding the stream back.
+                self._holding = False
+                data = bytes(pre)
+            if not data:
+                return
         self.total += len(data)
         if self._log is not None and self._log_left > 0:
             chunk = data[: self._log_left]
@@ -58,12 +88,16 @@ class StderrCapture:
 
     def close(self) -> None:
         if self._log is not None:
+            if not self.launched and self._holding:  # only the launcher ever wrote
+                self._log.write(self.launcher_text[: self._log_left])
             if self._log_left <= 0:
                 self._log.write(b"\n[stderr log truncated by the referee]\n")
             self._log.close()
             self._log = None
 
     def head_text(self) -> str:
+        if not self.launched and self._holding:
+            return self.launcher_text.decode("utf-8", "replace")
         return self.head.decode("utf-8", "replace")
 
     def tail_text(self) -> str:
@@ -220,19 +254,21 @@ class BotProcess:
             self.line_too_long = self.stdout_done = True
         return True
 
-    def read_stderr(self) -> None:
+    def read_stderr(self) -> int:
+        """Read what is there (never blocks); returns the number of bytes read."""
         if self.stderr_eof:
-            return
+            return 0
         try:
             data = os.read(self.stderr_fd, READ_CHUNK)
         except BlockingIOError:
-            return
+            return 0
         except OSError:
             data = b""
         if not data:
             self.stderr_eof = True
-            return
+            return 0
         self.stderr.feed(data)
+        return len(data)
 
     def poll_exit(self) -> bool:
         """Reap the process if it has exited (non-blocking). True once exited."""

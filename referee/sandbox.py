@@ -60,9 +60,8 @@ LAYERS = ("bwrap", "unshare", "landlock", "basic")  # strongest first: the order
 SANDBOX_CHOICES = ("auto", *LAYERS)
 
 # Exit status of the launcher shim when it could not set up containment (as a shell's
-# "cannot execute"); its stderr line then starts with SHIM_ERROR_PREFIX.
+# "cannot execute"); its stderr line then starts with "referee-sandbox:".
 SHIM_FAILURE_EXIT = 126
-SHIM_ERROR_PREFIX = "referee-sandbox:"
 
 _MIB = 1024 * 1024
 _DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
@@ -82,7 +81,15 @@ _PROC_GLOBAL_RO = ("/proc/cpuinfo", "/proc/meminfo", "/proc/stat", "/proc/sys", 
 
 # Shell snippets that move stdin/stdout to fds 3/4 around bwrap (see prepare_launch).
 _SH_STASH_STDIO = 'exec 3<&0 4>&1 0</dev/null 1>/dev/null && exec "$@"'
-_SH_RESTORE_STDIO = 'exec 0<&3 1>&4 3<&- 4<&- && exec "$@"'
+
+# The last step of every launch writes LAUNCH_TOKEN to the bot's stderr just before
+# it execs the bot: whatever a launch prints before it is the launcher's, whatever
+# comes after is the bot's. A bot cannot take back a token written before it ran, so
+# it cannot pass its own crash off as a launcher failure (which voids the match
+# instead of losing it). proc.StderrCapture takes the token out of the stream.
+LAUNCH_TOKEN = b"referee-launch: ok\n"
+_SH_ANNOUNCE = 'printf "referee-launch: ok\\n" >&2 && exec "$@"'
+_SH_RESTORE_STDIO = 'exec 0<&3 1>&4 3<&- 4<&- && printf "referee-launch: ok\\n" >&2 && exec "$@"'
 
 
 class SandboxError(RuntimeError):
@@ -200,6 +207,10 @@ def _probe_layer(name: str) -> Layer:
     tools: dict[str, str] = {}
     limiter = _limiter_tools()
     tools.update(limiter)
+    sh = shutil.which("sh")
+    if sh is None:
+        raise SandboxError("no sh on PATH (a launch ends with sh, which announces the bot)")
+    tools["sh"] = sh
     limits_by = (
         f"limits via util-linux {_util_linux_version(limiter['prlimit'])}"
         if "prlimit" in limiter
@@ -260,11 +271,7 @@ def _probe_layer(name: str) -> Layer:
         isolation = ["net", "pid", "fs", "signals", "proc"]
         if "--size" in help_text:
             isolation.append("tmpfs")
-        sh = shutil.which("sh")
-        if sh is None:
-            raise SandboxError("no sh on PATH (needed to hand the pipes through bwrap)")
         tools["bwrap"] = path
-        tools["sh"] = sh
         return Layer("bwrap", f"{version}; {limits_by}", None, tuple(isolation), tools=tools)
     raise ValueError(name)
 
@@ -306,6 +313,8 @@ def _self_test(layer: Layer) -> None:
             err = stderr.decode("utf-8", "replace").strip().splitlines()
             detail = err[-1] if err else f"exit status {proc.returncode}"
             raise SandboxError(f"self-test failed: {detail}")
+        if LAUNCH_TOKEN not in stderr:
+            raise SandboxError("self-test failed: the launch did not announce the start")
 
 
 def _limiter_tools() -> dict[str, str]:
@@ -399,8 +408,12 @@ def prepare_launch(
         shim_spec["namespaces"] = True
     if layer.landlock_abi >= 1:
         shim_spec["landlock"] = _landlock_policy(layer.landlock_abi, ro_paths, scratch)
+    if shim_spec and layer.name != "bwrap":
+        shim_spec["announce"] = True  # the shim execs the bot itself
     if shim_spec:
         prefix += _shim_argv(shim_spec)
+    elif layer.name != "bwrap":
+        prefix += [layer.tools["sh"], "-c", _SH_ANNOUNCE, "sh"]
     if layer.name == "bwrap":
         # bwrap's monitor and its pid 1 keep fds 0-2 for the whole match, so a bot
         # closing stdin or stdout would go unnoticed. Hand the pipes over as fds 3 and
@@ -832,6 +845,8 @@ def _shim_main(args: list[str]) -> None:
             enter_namespaces()  # returns in the new PID namespace's pid 1 only
         if spec.get("landlock"):
             apply_landlock(spec["landlock"])
+        if spec.get("announce"):  # sandbox.LAUNCH_TOKEN (no module globals here)
+            os.write(2, b"referee-launch: ok\n")
         os.execv(argv[0], argv)
     except Exception as exc:  # every setup failure alike: never run the bot half-contained
         sys.stderr.write(f"referee-sandbox: {type(exc).__name__}: {exc}\n")

@@ -11,13 +11,14 @@ import pytest
 from conftest import match_json, replay_steps
 
 from referee.match import cpu_placement
-from referee.proc import Multiplexer, StderrCapture
+from referee.proc import LAUNCHER_TEXT_MAX, Multiplexer, StderrCapture
+from referee.sandbox import LAUNCH_TOKEN
 
 
 def test_stderr_capture_keeps_head_tail_and_a_capped_log_from_the_first_byte(tmp_path):
     log = tmp_path / "bot.stderr.log"
     cap = StderrCapture(keep=10, log=log, log_cap=25)
-    cap.feed(b"0123456789abcdef")
+    cap.feed(LAUNCH_TOKEN + b"0123456789abcdef")
     cap.feed(b"ghijklmnopqrstuvwxyz")
     cap.close()
     assert bytes(cap.head) == b"0123456789"
@@ -26,6 +27,38 @@ def test_stderr_capture_keeps_head_tail_and_a_capped_log_from_the_first_byte(tmp
     text = log.read_bytes()
     assert text.startswith(b"0123456789abcdefghijklmno\n")
     assert b"truncated" in text
+
+
+def test_stderr_capture_drops_the_launch_token_even_split_across_reads(tmp_path):
+    log = tmp_path / "bot.stderr.log"
+    cap = StderrCapture(log=log)
+    cap.feed(b"launcher warning\n" + LAUNCH_TOKEN[:5])
+    assert not cap.launched and cap.total == 0  # held back until the token is complete
+    cap.feed(LAUNCH_TOKEN[5:] + b"bot line\n")
+    cap.close()
+    assert cap.launched
+    assert bytes(cap.head) == b"launcher warning\nbot line\n"
+    assert cap.total == len(b"launcher warning\nbot line\n")
+    assert log.read_bytes() == b"launcher warning\nbot line\n"
+    # A token the bot prints itself is just text.
+    cap2 = StderrCapture()
+    cap2.feed(LAUNCH_TOKEN + LAUNCH_TOKEN)
+    assert bytes(cap2.head) == LAUNCH_TOKEN
+
+
+def test_stderr_capture_without_the_token_is_the_launchers_text(tmp_path):
+    log = tmp_path / "bot.stderr.log"
+    cap = StderrCapture(log=log)
+    cap.feed(b"bwrap: Can't mount proc\n")
+    cap.close()
+    assert not cap.launched
+    assert cap.head_text() == "bwrap: Can't mount proc\n"
+    assert log.read_bytes() == b"bwrap: Can't mount proc\n"
+    # More than a launcher ever writes is no longer held back, and still not the bot's.
+    long = StderrCapture()
+    long.feed(b"x" * (LAUNCHER_TEXT_MAX + 1))
+    assert not long.launched and long.total == LAUNCHER_TEXT_MAX + 1
+    assert long.head_text() == "x" * (LAUNCHER_TEXT_MAX + 1)
 
 
 def test_an_empty_spin_halves_the_budget_down_to_none_and_reset_restores_it():

@@ -25,6 +25,7 @@ from conftest import proc_files
 from referee import sandbox
 from referee.sandbox import Limits
 
+ROOT = Path(__file__).resolve().parent.parent
 SECRET_VAR = "REFEREE_SANDBOX_TEST_SECRET"
 
 
@@ -601,3 +602,73 @@ def test_broad_directories_are_never_exposed(tmp_path: Path) -> None:
     bound = {launch.argv[i + 1] for i, a in enumerate(launch.argv) if a == "--ro-bind"}
     assert str(Path.home()) not in bound
     assert "/" not in bound
+
+
+def test_every_launch_announces_the_bot_before_it_runs(
+    layer: sandbox.Layer, tmp_path: Path
+) -> None:
+    # Whatever the bot writes comes after the token, so a bot cannot pass its own
+    # start-up crash off as the launcher's failure (which would void the match).
+    launch = sandbox.prepare_launch(
+        [sys.executable, "-c", "import sys; sys.stderr.write('bot speaks\\n')"],
+        bot_dir=None,
+        scratch=tmp_path / "scratch",
+        limits=Limits(),
+        layer=layer,
+    )
+    proc = subprocess.run(
+        launch.argv,
+        env=launch.env,
+        cwd=launch.cwd,
+        start_new_session=True,
+        capture_output=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == sandbox.LAUNCH_TOKEN + b"bot speaks\n"
+
+
+FAKE_BWRAP = """#!/bin/sh
+# Passes the probes and the self-test (which starts `true`), then fails every bot as a
+# broken bubblewrap would, before starting it.
+case "$1" in
+  --version) echo "bubblewrap 0.8.0"; exit 0 ;;
+  --help) echo "--disable-userns --size"; exit 0 ;;
+esac
+while [ "$#" -gt 0 ] && [ "$1" != "--" ]; do shift; done
+shift
+case "$*" in
+  */true) exec "$@" ;;
+esac
+echo "bwrap: Can't mount proc on /newroot/proc: Operation not permitted" >&2
+exit 1
+"""
+
+
+def test_a_launcher_that_fails_voids_the_match_with_a_one_line_error(tmp_path: Path) -> None:
+    try:
+        sandbox._require_userns()
+    except sandbox.SandboxError as exc:
+        pytest.skip(f"no user namespaces: {exc}")
+    fake_dir = tmp_path / "fakebin"
+    fake_dir.mkdir()
+    (fake_dir / "bwrap").write_text(FAKE_BWRAP)
+    (fake_dir / "bwrap").chmod(0o755)
+    bot = f"{sys.executable} {ROOT / 'tests' / 'zoo' / 'rock.py'}"
+    env = {**os.environ, "PATH": f"{fake_dir}{os.pathsep}{os.environ['PATH']}"}
+    done = subprocess.run(
+        [sys.executable, "-m", "referee", "match", bot, bot, "--sandbox", "bwrap"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=120,
+    )
+    # Nobody is charged: no result, and the organiser is told why, in one line.
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.stdout == ""
+    lines = done.stderr.strip().splitlines()
+    assert lines == [
+        "referee match: the sandbox could not start seat 0: "
+        "bwrap: Can't mount proc on /newroot/proc: Operation not permitted"
+    ]

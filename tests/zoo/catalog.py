@@ -163,6 +163,20 @@ ZOO: tuple[ZooBot, ...] = (
     ZooBot("close_stdin", _py("close_stdin.py"), _always(fatal("closed_stdin", round=4))),
     ZooBot("close_stdout", _py("close_stdout.py"), _always(fatal("closed_stdout"))),
     ZooBot("exit3", _py("exit3.py"), _always(fatal("crash", exit_code=3))),
+    ZooBot(
+        "fake_launcher",
+        _py("fake_launcher.py"),
+        _always(
+            Expect(
+                frozenset({"handshake"}),
+                disqualified=True,
+                round=0,
+                stderr=("referee-sandbox: OSError", "bwrap: Creating new namespace failed"),
+                exit_code=126,
+            )
+        ),
+        note="imitates a launcher's failure at start-up, which would void the match",
+    ),
     ZooBot("segv", _py("segv.py"), _always(fatal("crash"))),
     ZooBot("abort", _py("abort.py"), _always(fatal("crash"))),
     ZooBot("c_segv", _c("segv"), _always(fatal("crash")), needs="c"),
