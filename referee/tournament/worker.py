@@ -37,7 +37,7 @@ class Reply(msgspec.Struct, omit_defaults=True):
 
 async def _serve(out_fd: int) -> None:
     from ..cli import outcome_json
-    from ..match import BotSpec, MatchConfig, UsageError, run_match
+    from ..match import BotSpec, MatchConfig, SandboxFailure, UsageError, run_match
 
     decode_job = msgspec.json.Decoder(Job).decode
     encode = msgspec.json.Encoder().encode
@@ -74,7 +74,9 @@ async def _serve(out_fd: int) -> None:
                     try:
                         outcome = await run_match(specs, cfg)
                         reply = Reply(id=job.id, ok=True, outcome=outcome_json(outcome))
-                    except UsageError as exc:
+                    except (UsageError, SandboxFailure) as exc:
+                        # Retried, then the league stops with this message: neither is
+                        # a bot's doing, so neither may be scored.
                         reply = Reply(id=job.id, ok=False, error=str(exc))
                 _write_all(out_fd, encode(reply) + b"\n")
 
