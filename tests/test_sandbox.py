@@ -645,7 +645,11 @@ exit 1
 """
 
 
-def test_a_launcher_that_fails_voids_the_match_with_a_one_line_error(tmp_path: Path) -> None:
+FAKE_BWRAP_ERROR = "bwrap: Can't mount proc on /newroot/proc: Operation not permitted"
+
+
+def _with_fake_bwrap(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``python -m referee ARGS`` with FAKE_BWRAP first on PATH."""
     try:
         sandbox._require_userns()
     except sandbox.SandboxError as exc:
@@ -654,21 +658,37 @@ def test_a_launcher_that_fails_voids_the_match_with_a_one_line_error(tmp_path: P
     fake_dir.mkdir()
     (fake_dir / "bwrap").write_text(FAKE_BWRAP)
     (fake_dir / "bwrap").chmod(0o755)
-    bot = f"{sys.executable} {ROOT / 'tests' / 'zoo' / 'rock.py'}"
     env = {**os.environ, "PATH": f"{fake_dir}{os.pathsep}{os.environ['PATH']}"}
-    done = subprocess.run(
-        [sys.executable, "-m", "referee", "match", bot, bot, "--sandbox", "bwrap"],
+    return subprocess.run(
+        [sys.executable, "-m", "referee", *args],
         capture_output=True,
         text=True,
         env=env,
         cwd=ROOT,
         timeout=120,
     )
+
+
+ROCK_BOT = f"{sys.executable} {ROOT / 'tests' / 'zoo' / 'rock.py'}"
+
+
+def test_a_launcher_that_fails_voids_the_match_with_a_one_line_error(tmp_path: Path) -> None:
+    done = _with_fake_bwrap(tmp_path, "match", ROCK_BOT, ROCK_BOT, "--sandbox", "bwrap")
     # Nobody is charged: no result, and the organiser is told why, in one line.
     assert done.returncode == 1, done.stdout + done.stderr
     assert done.stdout == ""
     lines = done.stderr.strip().splitlines()
-    assert lines == [
-        "referee match: the sandbox could not start seat 0: "
-        "bwrap: Can't mount proc on /newroot/proc: Operation not permitted"
-    ]
+    assert lines == [f"referee match: the sandbox could not start seat 0: {FAKE_BWRAP_ERROR}"]
+
+
+def test_a_launcher_that_fails_stops_a_league_and_says_why(tmp_path: Path) -> None:
+    out = tmp_path / "league"
+    done = _with_fake_bwrap(
+        tmp_path, "tournament", ROCK_BOT, ROCK_BOT, "--rounds", "5", "--legs", "1",
+        "--finalists", "0", "--sandbox", "bwrap", "--quiet", "--out", str(out),
+    )  # fmt: skip
+    assert done.returncode != 0
+    assert "the sandbox could not start seat 0" in done.stderr, done.stderr
+    assert FAKE_BWRAP_ERROR in done.stderr
+    # Nothing was scored: the match is still to be played when the league resumes.
+    assert "--resume" in done.stderr

@@ -189,6 +189,31 @@ def test_a_crashing_bot_ranks_last_and_its_faults_are_listed(tmp_path: Path) -> 
     assert len(rows) == 4 and all("faulty:crash@5" in r["faults"] for r in rows)
 
 
+def test_a_bot_imitating_a_launcher_failure_loses_and_the_league_goes_on(
+    tmp_path: Path,
+) -> None:
+    # A launcher failure voids a match and, after three tries, stops the league; a bot
+    # that only prints a launcher's error and exits must get neither.
+    fake = ROOT / "tests" / "zoo" / "fake_launcher.py"
+    out = tmp_path / "t"
+    proc = referee("rock", "cycler", f"python {fake}", *FAST, "--legs", "1",
+                   "--finalists", "0", "--seed", "3", "--out", str(out))  # fmt: skip
+    _ok(proc)
+    results = json.loads((out / "results.json").read_text())
+    assert results["complete"]
+    last = results["standings"][-1]
+    assert last["name"] == "fake_launcher"
+    assert last["played"] == 2 and last["disqualified"] == 2 and last["wins"] == 0
+    kinds = [
+        f["kind"]
+        for m in results["matches"]
+        for s in m["seats"]
+        if s["bot"] == "fake_launcher"
+        for f in s["verdict"]["faults"]
+    ]
+    assert kinds == ["handshake", "handshake"]
+
+
 def test_bad_config_is_one_line(tmp_path: Path) -> None:
     cfg = tmp_path / "bad.toml"
     cfg.write_text("[pool]\nlegs = 2\nrounds_per_match = 5\n")
