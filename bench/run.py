@@ -526,7 +526,7 @@ def scenario_kaggle(rep: Report, args: argparse.Namespace) -> None:
     rep.add(
         Row(
             f"{what}: referee / Kaggle, {steps:,} steps",
-            f"{py_ratio:.0f}x with Python bots, {c_ratio:.0f}x with C bots "
+            f"{py_ratio:.1f}x with Python bots, {c_ratio:.1f}x with C bots "
             f"(Kaggle {kag:,.0f} steps/s, kaggle-environments {info.get('version', '?')})",
             ">= 30x",
             # 1,000 steps are mostly the bots' start-up for the referee: no verdict.
@@ -1032,7 +1032,20 @@ def machine() -> list[str]:
         f"- CPU: {cpu}, {os.cpu_count()} logical CPUs",
         f"- Python: {platform.python_implementation()} {platform.python_version()}; "
         + ", ".join(versions),
+        f"- Containment of the referee rows (the default, `--sandbox auto`): {_layer()}",
     ]
+
+
+def _layer() -> str:
+    """The layer `--sandbox auto` picks here: its cost per round is in every row."""
+    done = subprocess.run(
+        [PY, "-c", "from referee import sandbox; print(sandbox.choose_layer('auto').description)"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=ENV,
+    )
+    return done.stdout.strip() if done.returncode == 0 else "unknown (no layer passed its test)"
 
 
 def load() -> str:
