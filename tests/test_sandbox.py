@@ -561,6 +561,18 @@ def test_vanished_processes_are_harmless() -> None:
     assert sandbox.kill_tree(proc.pid) == 0
 
 
+def run_launch(launch: sandbox.Launch) -> subprocess.CompletedProcess[bytes]:
+    """Run a prepared launch to the end, as the referee would start it."""
+    return subprocess.run(
+        launch.argv,
+        env=launch.env,
+        cwd=launch.cwd,
+        start_new_session=True,
+        capture_output=True,
+        timeout=60,
+    )
+
+
 def test_relative_script_is_resolved(
     layer: sandbox.Layer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -576,14 +588,7 @@ def test_relative_script_is_resolved(
         layer=layer,
     )
     assert str(tmp_path / "bots" / "x.py") in launch.argv
-    proc = subprocess.run(
-        launch.argv,
-        env=launch.env,
-        cwd=launch.cwd,
-        start_new_session=True,
-        capture_output=True,
-        timeout=60,
-    )
+    proc = run_launch(launch)
     assert proc.stdout == b"relative ok\n", proc.stderr
 
 
@@ -616,14 +621,7 @@ def test_every_launch_announces_the_bot_before_it_runs(
         limits=Limits(),
         layer=layer,
     )
-    proc = subprocess.run(
-        launch.argv,
-        env=launch.env,
-        cwd=launch.cwd,
-        start_new_session=True,
-        capture_output=True,
-        timeout=60,
-    )
+    proc = run_launch(launch)
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr == sandbox.LAUNCH_TOKEN + b"bot speaks\n"
 
