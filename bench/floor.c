@@ -2,7 +2,7 @@
  * floor: the smallest referee that does the same exchange as the real one, to
  * measure how fast two bots can physically be driven on this machine.
  *
- *   floor [-n ROUNDS] [-t MOVE_MS] [-s SPIN_US] [-j] BOT1-ARGV... -- BOT2-ARGV...
+ *   floor [-n ROUNDS] [-t MOVE_MS] [-s SPIN_US] [-p] [-j] BOT1-ARGV... -- BOT2-ARGV...
  *
  * Per round, like referee/match.py: build a Chaos League turn line for each bot
  * (same fields, same byte sizes), write both before reading either, then read
@@ -10,7 +10,9 @@
  * without sleeping for up to SPIN_US microseconds, as the referee spins before its
  * epoll wait: on a virtual machine a sleeping process can be woken tens of
  * microseconds after its data arrives, so a floor that only ever sleeps may be no
- * floor at all. The benchmark runs it both ways and keeps the faster. Replies are checked just
+ * floor at all. With -p it places itself and the bots on CPUs as the referee's
+ * --pin-cpus does (itself on the first allowed CPU, bot i on the (i+1)-th, wrapping
+ * around). The benchmark runs it in each of these ways and keeps the fastest. Replies are checked just
  * enough to score the round (round echo and real_move), so the floor cannot go
  * faster by skipping the work every referee must do. Hello and end are sent too.
  *
@@ -25,6 +27,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,6 +62,25 @@ static double now_s(void) {
 static void die(const char *what) {
     perror(what);
     exit(2);
+}
+
+/* The CPUs this process may use, in order; their count. */
+static int allowed_cpus(int *cpus, int max) {
+    cpu_set_t set;
+    int n = 0;
+    if (sched_getaffinity(0, sizeof set, &set) < 0)
+        return 0;
+    for (int c = 0; c < CPU_SETSIZE && n < max; c++)
+        if (CPU_ISSET(c, &set))
+            cpus[n++] = c;
+    return n;
+}
+
+static void pin_self(int cpu) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    sched_setaffinity(0, sizeof set, &set); /* speed only: a refusal is ignored */
 }
 
 static void spawn(struct bot *b, char **argv) {
@@ -242,6 +264,7 @@ int main(int argc, char **argv) {
     long rounds = 10000;
     double move_s = 1.0;
     double spin_s = 0;
+    int pin = 0;
     int json = 0;
     int i = 1;
     for (; i < argc && argv[i][0] == '-' && strcmp(argv[i], "--") != 0; i++) {
@@ -251,10 +274,12 @@ int main(int argc, char **argv) {
             move_s = atof(argv[++i]) / 1000.0;
         else if (strcmp(argv[i], "-s") == 0 && i + 1 < argc)
             spin_s = atof(argv[++i]) / 1e6;
+        else if (strcmp(argv[i], "-p") == 0)
+            pin = 1;
         else if (strcmp(argv[i], "-j") == 0)
             json = 1;
         else {
-            fprintf(stderr, "usage: floor [-n ROUNDS] [-t MOVE_MS] [-s SPIN_US] [-j] BOT1... -- BOT2...\n");
+            fprintf(stderr, "usage: floor [-n ROUNDS] [-t MOVE_MS] [-s SPIN_US] [-p] [-j] BOT1... -- BOT2...\n");
             return 2;
         }
     }
@@ -267,7 +292,7 @@ int main(int argc, char **argv) {
         }
     }
     if (!a2 || !a1[0] || !a2[0] || rounds < 1) {
-        fprintf(stderr, "usage: floor [-n ROUNDS] [-t MOVE_MS] [-s SPIN_US] [-j] BOT1... -- BOT2...\n");
+        fprintf(stderr, "usage: floor [-n ROUNDS] [-t MOVE_MS] [-s SPIN_US] [-p] [-j] BOT1... -- BOT2...\n");
         return 2;
     }
     signal(SIGPIPE, SIG_IGN);
@@ -278,9 +303,18 @@ int main(int argc, char **argv) {
     char msg[2][512];
     int tokens[2] = {50, 50};
 
+    int cpus[64];
+    int ncpu = pin ? allowed_cpus(cpus, 64) : 0;
     double t0 = now_s();
+    /* A child inherits the affinity it is forked with. */
+    if (ncpu > 1)
+        pin_self(cpus[1 % ncpu]);
     spawn(&bots[0], a1);
+    if (ncpu > 1)
+        pin_self(cpus[2 % ncpu]);
     spawn(&bots[1], a2);
+    if (ncpu > 1)
+        pin_self(cpus[0]);
 
     /* Hello, byte for byte the shape the referee sends. */
     for (int s = 0; s < 2; s++) {

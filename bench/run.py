@@ -142,8 +142,18 @@ def _wait(proc: subprocess.Popen[bytes], timeout: float) -> tuple[int, object]:
 FLOOR_SPIN_US = 100
 
 
-def run_floor(bot1: Sequence[str], bot2: Sequence[str], rounds: int, spin_us: int = 0) -> dict:
-    cmd = [str(FLOOR), "-j", "-n", str(rounds), "-s", str(spin_us), *bot1, "--", *bot2]
+# The ways the floor waits and places its processes; the floor is the fastest of them.
+FLOORS = {
+    "floor-poll": (),  # sleeps in poll() at once
+    "floor-spin": ("-s", str(FLOOR_SPIN_US)),  # spins first, as the referee does
+    "floor-pinned": ("-s", str(FLOOR_SPIN_US), "-p"),  # and places as --pin-cpus does
+}
+
+
+def run_floor(
+    bot1: Sequence[str], bot2: Sequence[str], rounds: int, how: Sequence[str] = ()
+) -> dict:
+    cmd = [str(FLOOR), "-j", "-n", str(rounds), *how, *bot1, "--", *bot2]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     if done.returncode != 0:
         raise BenchError(f"floor failed ({done.returncode}): {done.stderr.strip()[-300:]}")
@@ -236,14 +246,13 @@ def _versus(
     tmp = Path(tempfile.mkdtemp(prefix="bench-"))
     try:
         replay = str(tmp / "match.jsonl")
-        # Two floors: one that sleeps in poll() at once and one that first spins
-        # as the referee does. Which is faster depends on how dearly this machine
-        # wakes a sleeping process; the floor is the faster of the two.
+        # Which floor is fastest depends on how dearly this machine wakes a
+        # sleeping process and where its scheduler puts the bots.
         runs: dict[str, Callable[[], float]] = {
-            "floor-poll": lambda: run_floor(bot, bot, rounds)["rounds_per_s"],
-            "floor-spin": lambda: run_floor(bot, bot, rounds, FLOOR_SPIN_US)["rounds_per_s"],
-            "referee": lambda: run_referee(bot, bot, rounds, replay)["rate"],
+            name: (lambda how=how: run_floor(bot, bot, rounds, how)["rounds_per_s"])
+            for name, how in FLOORS.items()
         }
+        runs["referee"] = lambda: run_referee(bot, bot, rounds, replay)["rate"]
         if basic_too:
             # Not a target: shows what the default containment layer costs per round.
             runs["referee-basic"] = lambda: run_referee(
@@ -260,15 +269,15 @@ def _versus(
         return
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    floor_name = max(("floor-poll", "floor-spin"), key=lambda n: statistics.median(got[n]))
+    floor_name = max(FLOORS, key=lambda n: statistics.median(got[n]))
     floor, ref = statistics.median(got[floor_name]), statistics.median(got["referee"])
-    other = "floor-spin" if floor_name == "floor-poll" else "floor-poll"
+    others = "; ".join(f"{n} {fmt_rate(got[n])}" for n in FLOORS if n != floor_name)
     ratio = ref / floor
     rep.add(
         Row(
             f"{what}, {rounds:,} rounds: referee / floor",
             f"{ratio:.2f}x (referee {fmt_rate(got['referee'])}, {floor_name} "
-            f"{fmt_rate(got[floor_name])}; {other} {fmt_rate(got[other])})",
+            f"{fmt_rate(got[floor_name])}; {others})",
             f">= {target}x",
             judge(ratio >= target),
         )

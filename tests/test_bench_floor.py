@@ -31,11 +31,11 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return paths
 
 
-@pytest.mark.parametrize("spin_us", ["0", "100"])
-def test_floor_drives_two_cbots(built: dict[str, Path], spin_us: str) -> None:
+@pytest.mark.parametrize("how", [(), ("-s", "100"), ("-s", "100", "-p")])
+def test_floor_drives_two_cbots(built: dict[str, Path], how: tuple[str, ...]) -> None:
     cbot = str(built["cbot"])
     done = subprocess.run(
-        [str(built["floor"]), "-j", "-n", "1000", "-s", spin_us, cbot, "--", cbot],
+        [str(built["floor"]), "-j", "-n", "1000", *how, cbot, "--", cbot],
         capture_output=True,
         text=True,
         timeout=30,
