@@ -87,9 +87,14 @@ _SH_STASH_STDIO = 'exec 3<&0 4>&1 0</dev/null 1>/dev/null && exec "$@"'
 # comes after is the bot's. A bot cannot take back a token written before it ran, so
 # it cannot pass its own crash off as a launcher failure (which voids the match
 # instead of losing it). proc.StderrCapture takes the token out of the stream.
+# A program the layer leaves out of reach is the launcher's failure, found before the
+# token; one that starts and fails (a bad interpreter line) is the bot's.
 LAUNCH_TOKEN = b"referee-launch: ok\n"
-_SH_ANNOUNCE = 'printf "referee-launch: ok\\n" >&2 && exec "$@"'
-_SH_RESTORE_STDIO = 'exec 0<&3 1>&4 3<&- 4<&- && printf "referee-launch: ok\\n" >&2 && exec "$@"'
+_SH_ANNOUNCE = (
+    '[ -x "$1" ] || { printf "referee-sandbox: cannot execute %s\\n" "$1" >&2; exit 126; }; '
+    'printf "referee-launch: ok\\n" >&2 && exec "$@"'
+)
+_SH_RESTORE_STDIO = "exec 0<&3 1>&4 3<&- 4<&- || exit 126; " + _SH_ANNOUNCE
 
 
 class SandboxError(RuntimeError):
@@ -846,6 +851,8 @@ def _shim_main(args: list[str]) -> None:
         if spec.get("landlock"):
             apply_landlock(spec["landlock"])
         if spec.get("announce"):  # sandbox.LAUNCH_TOKEN (no module globals here)
+            if not os.access(argv[0], os.X_OK):
+                raise PermissionError(f"cannot execute {argv[0]}")
             os.write(2, b"referee-launch: ok\n")
         os.execv(argv[0], argv)
     except Exception as exc:  # every setup failure alike: never run the bot half-contained

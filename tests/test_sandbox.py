@@ -690,3 +690,35 @@ def test_a_launcher_that_fails_stops_a_league_and_says_why(tmp_path: Path) -> No
     assert FAKE_BWRAP_ERROR in done.stderr
     # Nothing was scored: the match is still to be played when the league resumes.
     assert "--resume" in done.stderr
+
+
+def test_a_program_the_layer_cannot_reach_is_the_launchers_failure(
+    layer: sandbox.Layer, tmp_path: Path
+) -> None:
+    # Gone between the referee's checks and the launch: nothing of the bot ever ran,
+    # so there is no start token and the match is void, not lost.
+    program = tmp_path / "bot.sh"
+    program.write_text("#!/bin/sh\nexit 0\n")
+    program.chmod(0o755)
+    launch = sandbox.prepare_launch(
+        [str(program)], bot_dir=None, scratch=tmp_path / "scratch", limits=Limits(), layer=layer
+    )
+    program.unlink()
+    proc = run_launch(launch)
+    assert proc.returncode != 0
+    assert sandbox.LAUNCH_TOKEN not in proc.stderr, proc.stderr
+
+
+def test_a_bot_that_starts_and_fails_to_run_is_the_bots_failure(
+    layer: sandbox.Layer, tmp_path: Path
+) -> None:
+    # A bad interpreter line fails the bot's own exec, after the token: its crash.
+    program = tmp_path / "bot.sh"
+    program.write_text("#!/nonexistent/interpreter\n")
+    program.chmod(0o755)
+    launch = sandbox.prepare_launch(
+        [str(program)], bot_dir=None, scratch=tmp_path / "scratch", limits=Limits(), layer=layer
+    )
+    proc = run_launch(launch)
+    assert proc.returncode != 0
+    assert proc.stderr.startswith(sandbox.LAUNCH_TOKEN), proc.stderr
