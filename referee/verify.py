@@ -442,8 +442,9 @@ class _Verifier:
         if self.header is None:
             # Without a header nothing else matters (a missing seal on line 1 of a
             # file that is not a replay at all is no news).
+            why = "the file ends inside its first line" if cut else "the file is empty"
             r.problems = [p for p in r.problems if p.kind == FORMAT][:1] or [
-                Problem(FORMAT, 1, None, "not a replay: the file is empty")
+                Problem(FORMAT, 1, None, f"not a replay: {why}")
             ]
         r.complete = self.footer_seen and not cut
         r.ok = r.complete and not r.problems and r.result_matches

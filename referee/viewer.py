@@ -209,7 +209,7 @@ def load_view(path: Path) -> ViewData:
         elif data is not None:
             data.footer = record
     if data is None:
-        raise ReplayError(f"{path}: empty file, not a replay")
+        raise ReplayError(f"{path}: not a replay (empty, or cut off inside its first line)")
     data.cut = data.footer is None
     data.fault_kinds = kinds
 
@@ -557,7 +557,7 @@ def load_generic(path: Path, first: int = 0, last: int = -1) -> GenericView:
         else:
             view.footer = record
     if view is None:
-        raise ReplayError(f"{path}: empty file, not a replay")
+        raise ReplayError(f"{path}: not a replay (empty, or cut off inside its first line)")
     return view
 
 

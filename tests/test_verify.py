@@ -403,6 +403,7 @@ def test_gzip_replay_and_truncated_gzip(tmp_path: Path) -> None:
     "content, message",
     [
         (b"", "not a replay: the file is empty"),
+        (b'{"type":"header","format":"referee-re', "the file ends inside its first line"),
         (b"\x00\x01garbage\xff\n" * 3, "not a replay"),
         (b'{"hello": 1}\n', "not a replay"),
         (b"[1,2,3]\n", "not a replay"),

@@ -182,6 +182,10 @@ def test_bad_range_and_bad_file(tmp_path: Path) -> None:
     assert proc.returncode == 4 and "not a replay" in proc.stderr
     proc = cli("replay", str(bad), "--rounds", "9-3")
     assert proc.returncode == 2
+    cut = tmp_path / "cut.jsonl"
+    cut.write_bytes(b'{"type":"header","format":"referee-re')
+    proc = cli("replay", str(cut))
+    assert proc.returncode == 4 and "cut off inside its first line" in proc.stderr
 
 
 def test_braille_chart_draws_both_series() -> None:
