@@ -209,7 +209,10 @@ class Match:
         self.seats = [_Seat(spec, derive_seed(cfg.seed, seat)) for seat, spec in enumerate(bots)]
         self.progress = progress
         self.faults: list[FaultRecord] = []
-        self.writer = ReplayWriter(Path(cfg.replay) if cfg.replay else None)
+        try:
+            self.writer = ReplayWriter(Path(cfg.replay) if cfg.replay else None)
+        except OSError as exc:
+            raise UsageError(f"cannot write the replay {cfg.replay}: {exc.strerror or exc}") from None
         self.mux: Multiplexer | None = None
         self.layer: sbx.Layer | None = None
         self.events: list[Event] = []

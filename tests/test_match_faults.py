@@ -123,6 +123,22 @@ def test_non_executable_bot_is_a_one_line_error(tmp_path):
     assert "Traceback" not in proc.stderr
 
 
+def test_a_replay_or_tournament_directory_that_cannot_be_made_is_a_one_line_error(tmp_path):
+    from conftest import run_cli
+
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory\n")
+    for command in (
+        ("match", "rock", "rock", "--rounds", "5", "--replay", str(blocker / "r.jsonl")),
+        ("tournament", "rock", "rock", "--rounds", "5", "--out", str(blocker / "league")),
+    ):
+        proc = run_cli(*command)
+        assert proc.returncode == 2, proc.stderr
+        assert "Traceback" not in proc.stderr
+        lines = proc.stderr.strip().splitlines()
+        assert len(lines) == 1 and str(blocker) in lines[0], proc.stderr
+
+
 def test_bot_failing_the_handshake_exits_3_with_a_recorded_forfeit(tmp_path):
     from conftest import run_cli
 

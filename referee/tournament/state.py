@@ -68,8 +68,13 @@ class Store:
                 f"{path} already exists: use --resume {directory} to finish that tournament, "
                 "or choose another --out"
             )
-        directory.mkdir(parents=True, exist_ok=True)
-        store = cls(_connect(path), path)
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+            conn = _connect(path)
+        except (OSError, sqlite3.Error) as exc:
+            why = getattr(exc, "strerror", None) or exc
+            raise StateError(f"cannot create the tournament in {directory}: {why}") from None
+        store = cls(conn, path)
         with store.conn:
             store.conn.executescript(_SCHEMA)
             store._set("schema", str(SCHEMA_VERSION))
