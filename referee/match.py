@@ -212,7 +212,9 @@ class Match:
         try:
             self.writer = ReplayWriter(Path(cfg.replay) if cfg.replay else None)
         except OSError as exc:
-            raise UsageError(f"cannot write the replay {cfg.replay}: {exc.strerror or exc}") from None
+            raise UsageError(
+                f"cannot write the replay {cfg.replay}: {exc.strerror or exc}"
+            ) from None
         self.mux: Multiplexer | None = None
         self.layer: sbx.Layer | None = None
         self.events: list[Event] = []
