@@ -465,7 +465,11 @@ def _run_schemas(args: argparse.Namespace) -> int:
             return EXIT_BAD_REPLAY
         print("schemas up to date")
         return EXIT_OK
-    for path in write_schemas(directory):
+    try:
+        written = write_schemas(directory)
+    except OSError as exc:
+        raise CliError(f"cannot write the schemas to {directory}: {exc.strerror or exc}") from None
+    for path in written:
         print(path)
     return EXIT_OK
 

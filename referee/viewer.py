@@ -645,7 +645,10 @@ def run(args: argparse.Namespace) -> int:
     if args.html:
         from .html_report import write_html
 
-        size = write_html(data, Path(args.html))
+        try:
+            size = write_html(data, Path(args.html))
+        except OSError as exc:
+            raise CliError(f"cannot write {args.html}: {exc.strerror or exc}", EXIT_USAGE) from None
         took = time.perf_counter() - started
         Console(stderr=True).print(
             f"wrote {args.html} ({size / 1024:.0f} KiB, {data.rounds} rounds) in {took:.2f} s"

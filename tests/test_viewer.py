@@ -188,6 +188,22 @@ def test_bad_range_and_bad_file(tmp_path: Path) -> None:
     assert proc.returncode == 4 and "cut off inside its first line" in proc.stderr
 
 
+def test_outputs_that_cannot_be_written_are_one_line_errors(
+    big_replay: Path, tmp_path: Path
+) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory\n")
+    for command in (
+        ("replay", str(big_replay), "--html", str(blocker / "x.html")),
+        ("schemas", str(blocker / "schemas")),
+    ):
+        proc = cli(*command)
+        assert proc.returncode == 2, proc.stderr
+        assert "Traceback" not in proc.stderr
+        lines = proc.stderr.strip().splitlines()
+        assert len(lines) == 1 and str(blocker) in lines[0], proc.stderr
+
+
 def test_braille_chart_draws_both_series() -> None:
     up = np.arange(1000)
     lines, lo, hi = braille_chart([up, -up], ["cyan", "magenta"], width=40, height=6)
