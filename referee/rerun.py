@@ -197,8 +197,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import trio
 
-    from .cli import EXIT_BAD_REPLAY, EXIT_BOT_FAILED, EXIT_OK, CliError
-    from .match import BotSpec, UsageError, file_digest, run_match
+    from .cli import EXIT_BAD_REPLAY, EXIT_BOT_FAILED, EXIT_INTERNAL, EXIT_OK, CliError
+    from .match import BotSpec, SandboxFailure, UsageError, file_digest, run_match
 
     path = Path(args.file)
     try:
@@ -207,6 +207,11 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(str(exc), EXIT_BAD_REPLAY) from None
     except OSError as exc:
         raise CliError(f"cannot read {path}: {exc.strerror or exc}", EXIT_BAD_REPLAY) from None
+    if args.keep:  # before the match, not after it
+        try:
+            Path(args.keep).parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise CliError(f"cannot keep the replay at {args.keep}: {exc.strerror}") from None
     labels = [b.label or b.name or f"seat {b.seat}" for b in header.bots]
     params = ", ".join(
         f"{k}={v}" for k, v in header.params.items() if not isinstance(v, (list, dict))
@@ -235,6 +240,8 @@ def run(args: argparse.Namespace) -> int:
             outcome = trio.run(run_match, specs, cfg)
         except UsageError as exc:
             raise CliError(f"cannot re-run: {exc}", EXIT_BOT_FAILED) from None
+        except SandboxFailure as exc:
+            raise CliError(f"cannot re-run: {exc}", EXIT_INTERNAL) from None
         was = header.containment.get("layer", "?")
         now_layer = outcome.header.containment.get("layer", "?")
         print(f"  containment: recorded {was}, re-run {now_layer}")
@@ -246,8 +253,10 @@ def run(args: argparse.Namespace) -> int:
         except ReplayError as exc:
             raise CliError(str(exc), EXIT_BAD_REPLAY) from None
         if args.keep:
-            Path(args.keep).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(new, args.keep)
+            try:
+                shutil.copyfile(new, args.keep)
+            except OSError as exc:
+                raise CliError(f"cannot keep the replay at {args.keep}: {exc.strerror}") from None
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     if divergence is None:

@@ -196,6 +196,7 @@ def test_outputs_that_cannot_be_written_are_one_line_errors(
     for command in (
         ("replay", str(big_replay), "--html", str(blocker / "x.html")),
         ("schemas", str(blocker / "schemas")),
+        ("rerun", str(big_replay), "--keep", str(blocker / "again.jsonl")),  # before playing
     ):
         proc = cli(*command)
         assert proc.returncode == 2, proc.stderr
