@@ -139,6 +139,16 @@ def test_a_replay_or_tournament_directory_that_cannot_be_made_is_a_one_line_erro
         assert len(lines) == 1 and str(blocker) in lines[0], proc.stderr
 
 
+def test_a_game_parameter_of_the_wrong_type_is_a_one_line_error():
+    from conftest import run_cli
+
+    for param, name in (("tokens=abc", "tokens"), ("rounds=2.5", "rounds")):
+        proc = run_cli("match", "rock", "rock", "--param", param)
+        assert proc.returncode == 2 and "Traceback" not in proc.stderr
+        lines = proc.stderr.strip().splitlines()
+        assert len(lines) == 1 and f"chaos: {name} must be a whole number" in lines[0], lines
+
+
 def test_bot_failing_the_handshake_exits_3_with_a_recorded_forfeit(tmp_path):
     from conftest import run_cli
 

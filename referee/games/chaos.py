@@ -231,10 +231,10 @@ class ChaosLeague(Game[ChaosState]):
         self.seats = 2
         self.rounds = self.default_steps if rounds is None else rounds
         self.tokens = self.default_tokens if tokens is None else tokens
-        if self.rounds < 1:
-            raise ValueError("rounds must be at least 1")
-        if self.tokens < 0:
-            raise ValueError("tokens must not be negative")
+        if type(self.rounds) is not int or self.rounds < 1:
+            raise ValueError("rounds must be a whole number >= 1")
+        if type(self.tokens) is not int or self.tokens < 0:
+            raise ValueError("tokens must be a whole number >= 0")
         self._move_set = frozenset(self.moves)
         self._turn_tails: dict[tuple[int | None, int | None, int], bytes] = {}
         # (real_move, real_move) -> everything the common round needs, precomputed.
