@@ -26,7 +26,10 @@ def replay_steps(path: Path) -> list[dict[str, Any]]:
 
 
 def run_cli(
-    *args: str, timeout: float = 120, cwd: Path | None = None
+    *args: str,
+    timeout: float = 120,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
 ) -> subprocess.CompletedProcess:
     """``python -m referee ARGS`` as a user would run it."""
     return subprocess.run(
@@ -35,6 +38,7 @@ def run_cli(
         text=True,
         timeout=timeout,
         cwd=cwd or ROOT,
+        env=env,
     )
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import msgspec
 import pytest
-from conftest import proc_files
+from conftest import proc_files, run_cli
 
 from referee import sandbox
 from referee.sandbox import Limits
@@ -656,15 +656,7 @@ def _with_fake_bwrap(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[
     fake_dir.mkdir()
     (fake_dir / "bwrap").write_text(FAKE_BWRAP)
     (fake_dir / "bwrap").chmod(0o755)
-    env = {**os.environ, "PATH": f"{fake_dir}{os.pathsep}{os.environ['PATH']}"}
-    return subprocess.run(
-        [sys.executable, "-m", "referee", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=ROOT,
-        timeout=120,
-    )
+    return run_cli(*args, env={**os.environ, "PATH": f"{fake_dir}{os.pathsep}{os.environ['PATH']}"})
 
 
 ROCK_BOT = f"{sys.executable} {ROOT / 'tests' / 'zoo' / 'rock.py'}"
@@ -692,18 +684,23 @@ def test_a_launcher_that_fails_stops_a_league_and_says_why(tmp_path: Path) -> No
     assert "--resume" in done.stderr
 
 
+def _script_launch(layer: sandbox.Layer, tmp_path: Path, text: str) -> sandbox.Launch:
+    """An executable script bot.sh holding ``text``, prepared for launch in ``layer``."""
+    program = tmp_path / "bot.sh"
+    program.write_text(text)
+    program.chmod(0o755)
+    return sandbox.prepare_launch(
+        [str(program)], bot_dir=None, scratch=tmp_path / "scratch", limits=Limits(), layer=layer
+    )
+
+
 def test_a_program_the_layer_cannot_reach_is_the_launchers_failure(
     layer: sandbox.Layer, tmp_path: Path
 ) -> None:
     # Gone between the referee's checks and the launch: nothing of the bot ever ran,
     # so there is no start token and the match is void, not lost.
-    program = tmp_path / "bot.sh"
-    program.write_text("#!/bin/sh\nexit 0\n")
-    program.chmod(0o755)
-    launch = sandbox.prepare_launch(
-        [str(program)], bot_dir=None, scratch=tmp_path / "scratch", limits=Limits(), layer=layer
-    )
-    program.unlink()
+    launch = _script_launch(layer, tmp_path, "#!/bin/sh\nexit 0\n")
+    (tmp_path / "bot.sh").unlink()
     proc = run_launch(launch)
     assert proc.returncode != 0
     assert sandbox.LAUNCH_TOKEN not in proc.stderr, proc.stderr
@@ -713,12 +710,6 @@ def test_a_bot_that_starts_and_fails_to_run_is_the_bots_failure(
     layer: sandbox.Layer, tmp_path: Path
 ) -> None:
     # A bad interpreter line fails the bot's own exec, after the token: its crash.
-    program = tmp_path / "bot.sh"
-    program.write_text("#!/nonexistent/interpreter\n")
-    program.chmod(0o755)
-    launch = sandbox.prepare_launch(
-        [str(program)], bot_dir=None, scratch=tmp_path / "scratch", limits=Limits(), layer=layer
-    )
-    proc = run_launch(launch)
+    proc = run_launch(_script_launch(layer, tmp_path, "#!/nonexistent/interpreter\n"))
     assert proc.returncode != 0
     assert proc.stderr.startswith(sandbox.LAUNCH_TOKEN), proc.stderr
