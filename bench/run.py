@@ -13,9 +13,13 @@ Why it is built this way:
   only ratios measured that way mean anything.
 - The floor (bench/floor.c) is a minimal C referee doing the same exchange; a
   ratio against it says how much of the physically possible rate the referee gets.
-- Rates use each side's own wall time from spawning the bots to reaping them
-  (the referee reports it as ``wall_s``), so interpreter start-up is measured
-  separately (the ``startup`` scenario) rather than diluting the per-round figure.
+  It runs three ways (sleeping in poll() at once, spinning first as the referee
+  does, and also placed on CPUs as ``--pin-cpus`` does) and the fastest counts:
+  which one that is depends on the machine.
+- Rates are rounds over each side's own time spent playing, from the first turn
+  written to the last round resolved (``play_s`` in both sides' JSON), so
+  spawning, scoring and interpreter start-up (the ``startup`` scenario) do not
+  dilute the per-round figure.
 """
 
 from __future__ import annotations
