@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -667,8 +668,13 @@ def test_a_launcher_that_fails_voids_the_match_with_a_one_line_error(tmp_path: P
     # Nobody is charged: no result, and the organiser is told why, in one line.
     assert done.returncode == 1, done.stdout + done.stderr
     assert done.stdout == ""
+    # Both seats fail alike; whichever exit is judged first is named.
     lines = done.stderr.strip().splitlines()
-    assert lines == [f"referee match: the sandbox could not start seat 0: {FAKE_BWRAP_ERROR}"]
+    assert len(lines) == 1, lines
+    assert re.fullmatch(
+        rf"referee match: the sandbox could not start seat [01]: {re.escape(FAKE_BWRAP_ERROR)}",
+        lines[0],
+    ), lines
 
 
 def test_a_launcher_that_fails_stops_a_league_and_says_why(tmp_path: Path) -> None:
@@ -678,7 +684,7 @@ def test_a_launcher_that_fails_stops_a_league_and_says_why(tmp_path: Path) -> No
         "--finalists", "0", "--sandbox", "bwrap", "--quiet", "--out", str(out),
     )  # fmt: skip
     assert done.returncode != 0
-    assert "the sandbox could not start seat 0" in done.stderr, done.stderr
+    assert "the sandbox could not start seat" in done.stderr, done.stderr
     assert FAKE_BWRAP_ERROR in done.stderr
     # Nothing was scored: the match is still to be played when the league resumes.
     assert "--resume" in done.stderr
