@@ -271,11 +271,6 @@ def _run_match(args: argparse.Namespace) -> int:
             replay = os.path.join(
                 "replays", f"{stamp}-{'-vs-'.join(_safe(lab) for lab in labels)}-s{seed}.jsonl"
             )
-        # Before any bot starts or the progress bar opens (Match checks the file too).
-        try:
-            os.makedirs(os.path.dirname(replay) or ".", exist_ok=True)
-        except OSError as exc:
-            raise CliError(f"cannot write the replay {replay}: {exc.strerror or exc}") from None
     cfg = MatchConfig(
         game=game,
         params=parse_params(args.param),

@@ -40,11 +40,15 @@ class LiveProgress:
         self.started = time.monotonic()
 
     def __enter__(self) -> LiveProgress:
-        self.progress.__enter__()
+        # Only a terminal gets the live bar: elsewhere rich would leave an empty line
+        # behind (before the result, or before a one-line error).
+        if self.console.is_terminal:
+            self.progress.__enter__()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.progress.__exit__(None, None, None)
+        if self.console.is_terminal:
+            self.progress.__exit__(None, None, None)
 
     def update(self, step: int, total: int, state: Any) -> None:
         elapsed = max(time.monotonic() - self.started, 1e-9)

@@ -137,6 +137,7 @@ def test_a_replay_or_tournament_directory_that_cannot_be_made_is_a_one_line_erro
         assert "Traceback" not in proc.stderr
         lines = proc.stderr.strip().splitlines()
         assert len(lines) == 1 and str(blocker) in lines[0], proc.stderr
+        assert proc.stderr == lines[0] + "\n", repr(proc.stderr)  # nothing else, no blank line
 
 
 def test_a_game_parameter_of_the_wrong_type_is_a_one_line_error():
