@@ -82,13 +82,14 @@ _PROC_GLOBAL_RO = ("/proc/cpuinfo", "/proc/meminfo", "/proc/stat", "/proc/sys", 
 # Shell snippets that move stdin/stdout to fds 3/4 around bwrap (see prepare_launch).
 _SH_STASH_STDIO = 'exec 3<&0 4>&1 0</dev/null 1>/dev/null && exec "$@"'
 
-# The last step of every launch writes LAUNCH_TOKEN to the bot's stderr just before
-# it execs the bot: whatever a launch prints before it is the launcher's, whatever
-# comes after is the bot's. A bot cannot take back a token written before it ran, so
-# it cannot pass its own crash off as a launcher failure (which voids the match
-# instead of losing it). proc.StderrCapture takes the token out of the stream.
-# A program the layer leaves out of reach is the launcher's failure, found before the
-# token; one that starts and fails (a bad interpreter line) is the bot's.
+# The last step of every launch is _SH_ANNOUNCE (inside bwrap, as part of restoring
+# stdio): it writes LAUNCH_TOKEN to the bot's stderr just before it execs the bot, so
+# whatever a launch prints before it is the launcher's and whatever comes after is
+# the bot's. A bot cannot take back a token written before it ran, so it cannot pass
+# its own crash off as a launcher failure (which voids the match instead of losing
+# it). proc.StderrCapture takes the token out of the stream. A program the layer
+# leaves out of reach is the launcher's failure, found before the token; one that
+# starts and then fails (a bad interpreter line) is the bot's.
 LAUNCH_TOKEN = b"referee-launch: ok\n"
 _SH_ANNOUNCE = (
     '[ -x "$1" ] || { printf "referee-sandbox: cannot execute %s\\n" "$1" >&2; exit 126; }; '
@@ -413,11 +414,9 @@ def prepare_launch(
         shim_spec["namespaces"] = True
     if layer.landlock_abi >= 1:
         shim_spec["landlock"] = _landlock_policy(layer.landlock_abi, ro_paths, scratch)
-    if shim_spec and layer.name != "bwrap":
-        shim_spec["announce"] = True  # the shim execs the bot itself
     if shim_spec:
         prefix += _shim_argv(shim_spec)
-    elif layer.name != "bwrap":
+    if layer.name != "bwrap":  # under bwrap the step that restores stdio announces
         prefix += [layer.tools["sh"], "-c", _SH_ANNOUNCE, "sh"]
     if layer.name == "bwrap":
         # bwrap's monitor and its pid 1 keep fds 0-2 for the whole match, so a bot
@@ -850,10 +849,6 @@ def _shim_main(args: list[str]) -> None:
             enter_namespaces()  # returns in the new PID namespace's pid 1 only
         if spec.get("landlock"):
             apply_landlock(spec["landlock"])
-        if spec.get("announce"):  # sandbox.LAUNCH_TOKEN (no module globals here)
-            if not os.access(argv[0], os.X_OK):
-                raise PermissionError(f"cannot execute {argv[0]}")
-            os.write(2, b"referee-launch: ok\n")
         os.execv(argv[0], argv)
     except Exception as exc:  # every setup failure alike: never run the bot half-contained
         sys.stderr.write(f"referee-sandbox: {type(exc).__name__}: {exc}\n")
