@@ -421,15 +421,16 @@ class Match:
             ):
                 # The kernel's CPU limit can fire just before our watchdog sees it.
                 return faults.CPU_LIMIT, f"CPU limit {self.cfg.limits.cpu_s:g} s ({how})"
-            # Whether the launch got as far as starting the bot: its last step
-            # announces that on stderr before the bot runs (sandbox.LAUNCH_TOKEN).
-            while not bot.stderr.launched and bot.read_stderr():
-                pass
-            if handshake and not bot.stderr.launched:
-                raise SandboxFailure(
-                    f"the sandbox could not start seat {seat}: "
-                    f"{bot.stderr.head_text().strip()[:300]}"
-                )
+            if handshake:
+                # Whether the launch got as far as starting the bot: its last step
+                # says so on stderr before the bot runs (sandbox.LAUNCH_TOKEN).
+                while not bot.stderr.launched and bot.read_stderr():
+                    pass
+                if not bot.stderr.launched:
+                    raise SandboxFailure(
+                        f"the sandbox could not start seat {seat}: "
+                        f"{bot.stderr.head_text().strip()[:300]}"
+                    )
             return faults.CRASH, f"the bot exited ({how})"
         if bot.stdout_eof:
             return faults.CLOSED_STDOUT, "the bot closed its stdout"
