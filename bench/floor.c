@@ -6,15 +6,16 @@
  *
  * Per round, like referee/match.py: build a Chaos League turn line for each bot
  * (same fields, same byte sizes), write both before reading either, then read
- * both replies with poll() against a per-move deadline. With -s it first polls
- * without sleeping for up to SPIN_US microseconds, as the referee spins before its
- * epoll wait: on a virtual machine a sleeping process can be woken tens of
- * microseconds after its data arrives, so a floor that only ever sleeps may be no
- * floor at all. With -p it places itself and the bots on CPUs as the referee's
- * --pin-cpus does (itself on the first allowed CPU, bot i on the (i+1)-th, wrapping
- * around). The benchmark runs it in each of these ways and keeps the fastest. Replies are checked just
+ * both replies with poll() against a per-move deadline. Replies are checked just
  * enough to score the round (round echo and real_move), so the floor cannot go
  * faster by skipping the work every referee must do. Hello and end are sent too.
+ *
+ * With -s it first polls without sleeping for up to SPIN_US microseconds, with the
+ * referee's spin policy: on a virtual machine a sleeping process can be woken tens
+ * of microseconds after its data arrives, so a floor that only ever sleeps may be no
+ * floor at all. With -p it places itself and the bots on CPUs as the referee's
+ * --pin-cpus does (itself on the first allowed CPU, bot i on the (i+1)-th, wrapping
+ * around). The benchmark runs it in each of these ways and keeps the fastest.
  *
  * Prints one line: "rounds R wall_s W rounds_per_s X" (or JSON with -j). The wall
  * time runs from the first spawn to the last reap, the span the referee reports.
@@ -58,6 +59,9 @@ static double now_s(void) {
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
+
+static const char USAGE[] =
+    "usage: floor [-n ROUNDS] [-t MOVE_MS] [-s SPIN_US] [-p] [-j] BOT1... -- BOT2...\n";
 
 static void die(const char *what) {
     perror(what);
@@ -279,7 +283,7 @@ int main(int argc, char **argv) {
         else if (strcmp(argv[i], "-j") == 0)
             json = 1;
         else {
-            fprintf(stderr, "usage: floor [-n ROUNDS] [-t MOVE_MS] [-s SPIN_US] [-p] [-j] BOT1... -- BOT2...\n");
+            fputs(USAGE, stderr);
             return 2;
         }
     }
@@ -292,7 +296,7 @@ int main(int argc, char **argv) {
         }
     }
     if (!a2 || !a1[0] || !a2[0] || rounds < 1) {
-        fprintf(stderr, "usage: floor [-n ROUNDS] [-t MOVE_MS] [-s SPIN_US] [-p] [-j] BOT1... -- BOT2...\n");
+        fputs(USAGE, stderr);
         return 2;
     }
     signal(SIGPIPE, SIG_IGN);

@@ -117,6 +117,11 @@ def _bucket_index(tokens: NDArray[Any]) -> NDArray[np.int8]:
     return np.select([tokens >= 40, tokens >= 20, tokens >= 1], [0, 1, 2], 3).astype(np.int8)
 
 
+def _no_header(path: Path) -> ReplayError:
+    """A file without one whole line: nothing in it can be read as a replay."""
+    return ReplayError(f"{path}: not a replay (empty, or cut off inside its first line)")
+
+
 def load_view(path: Path) -> ViewData:
     """Read a replay into arrays. Raises ReplayError for a file that is not a Chaos
     League replay; a replay without footer loads with ``cut`` set."""
@@ -209,7 +214,7 @@ def load_view(path: Path) -> ViewData:
         elif data is not None:
             data.footer = record
     if data is None:
-        raise ReplayError(f"{path}: not a replay (empty, or cut off inside its first line)")
+        raise _no_header(path)
     data.cut = data.footer is None
     data.fault_kinds = kinds
 
@@ -557,7 +562,7 @@ def load_generic(path: Path, first: int = 0, last: int = -1) -> GenericView:
         else:
             view.footer = record
     if view is None:
-        raise ReplayError(f"{path}: not a replay (empty, or cut off inside its first line)")
+        raise _no_header(path)
     return view
 
 
