@@ -207,6 +207,13 @@ def _configure_match(p: argparse.ArgumentParser) -> None:
         "referee's): faster for a match that has the machine to itself, slower when other "
         "matches or work share the CPUs; it changes speed only, never a result",
     )
+    p.add_argument(
+        "--no-idle-poll",
+        action="store_true",
+        help="let idle CPUs sleep during the match (by default the referee asks the kernel, "
+        "through /dev/cpu_dma_latency where it may open it, to keep them polling: each round "
+        "wakes both bots, and waking a halted CPU is slow; speed only, never a result)",
+    )
     add_limit_arguments(p)
 
 
@@ -282,6 +289,7 @@ def _run_match(args: argparse.Namespace) -> int:
         **limit_overrides(args),
         **({} if args.spin_us is None else {"spin_us": args.spin_us}),
         pin_cpus=args.pin_cpus,
+        idle_poll=not args.no_idle_poll,
     )
     specs = [BotSpec(command=argv, label=lab) for argv, lab in zip(argvs, labels, strict=True)]
     show = not args.quiet and not args.json
@@ -377,7 +385,11 @@ def outcome_json(outcome: Any) -> dict[str, Any]:
         "seats": seats,
         # The referee's own peak memory and CPU (not its children's): hostile output
         # must never make it grow, and organisers size machines by it.
-        "referee": {"peak_rss_kib": _own_peak_rss_kib(), **_own_cpu_s()},
+        "referee": {
+            "peak_rss_kib": _own_peak_rss_kib(),
+            **_own_cpu_s(),
+            "idle_poll": outcome.idle_poll,
+        },
     }
 
 

@@ -45,6 +45,7 @@ from .protocol import (
 )
 from .replay import FORMAT_NAME, FORMAT_VERSION, BotInfo, Event, Footer, Header, ReplayWriter, Step
 from .replay import utc_now as _utc_now
+from .wakeup import IdlePollHold
 
 WATCHDOG_PERIOD = 0.1  # seconds between RSS/CPU polls of each bot's process tree
 SETTLE_S = 0.2  # how long a closed pipe waits for the process exit before being judged
@@ -76,6 +77,9 @@ class MatchConfig(msgspec.Struct, frozen=True, kw_only=True):
     # Pin the referee and each bot to a CPU (see cpu_placement). Off by default: it
     # is faster only for a match that has the machine to itself.
     pin_cpus: bool = False
+    # Keep idle CPUs polling while the match plays, where the kernel lets us (see
+    # referee/wakeup.py). Speed only, the same for every seat.
+    idle_poll: bool = True
     sandbox: str = "auto"
     limits: sbx.Limits = msgspec.field(default_factory=sbx.Limits)
     replay: str | None = None
@@ -91,6 +95,7 @@ class MatchOutcome(msgspec.Struct):
     wall_s: float
     replay_hash: str
     play_s: float = 0.0  # first turn sent to last step resolved: the rate's denominator
+    idle_poll: bool = False  # whether idle CPUs were kept polling (referee/wakeup.py)
 
 
 class UsageError(Exception):
@@ -222,6 +227,7 @@ class Match:
         self._next_watch = 0.0
         self._play_s = 0.0
         self._pinned_from: set[int] = set()  # the CPUs to give back after --pin-cpus
+        self._idle_poll = IdlePollHold()
 
     # -- faults ----------------------------------------------------------------
 
@@ -999,6 +1005,9 @@ class Match:
         self._state = self.game.new_state(self.cfg.seed)
         result: GameResult | None = None
         header: Header | None = None
+        if self.cfg.idle_poll:
+            # Before the spawn: start-up and the handshake wake the bots too.
+            self._idle_poll.acquire()
         try:
             try:
                 self._spawn_all()
@@ -1025,6 +1034,8 @@ class Match:
                 _pin_thread(self._pinned_from)
             with trio.CancelScope(shield=True):
                 await self._finish_bots(result)
+            idle_poll = self._idle_poll.held
+            self._idle_poll.release()
             if result is None:
                 self.writer.close()
         assert header is not None
@@ -1055,6 +1066,7 @@ class Match:
             wall_s=wall,
             play_s=self._play_s,
             replay_hash=self.writer.last_hash,
+            idle_poll=idle_poll,
         )
 
 
