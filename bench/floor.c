@@ -2,7 +2,7 @@
  * floor: the smallest referee that does the same exchange as the real one, to
  * measure how fast two bots can physically be driven on this machine.
  *
- *   floor [-n ROUNDS] [-t MOVE_MS] [-s SPIN_US] [-p] [-j] BOT1-ARGV... -- BOT2-ARGV...
+ *   floor [-n ROUNDS] [-t MOVE_MS] [-s SPIN_US] [-p] [-q] [-j] BOT1-ARGV... -- BOT2-ARGV...
  *
  * Per round, like referee/match.py: build a Chaos League turn line for each bot
  * (same fields, same byte sizes), write both before reading either, then read
@@ -15,7 +15,11 @@
  * of microseconds after its data arrives, so a floor that only ever sleeps may be no
  * floor at all. With -p it places itself and the bots on CPUs as the referee's
  * --pin-cpus does (itself on the first allowed CPU, bot i on the (i+1)-th, wrapping
- * around). The benchmark runs it in each of these ways and keeps the fastest.
+ * around). With -q it holds a zero CPU wake-up latency request on
+ * /dev/cpu_dma_latency for its whole run, as the referee does by default
+ * (referee/wakeup.py), so that idle CPUs poll instead of halting; it fails if the
+ * request cannot be made, rather than measure something else. The benchmark runs
+ * it in each of these ways and keeps the fastest.
  *
  * Prints one line: "rounds R wall_s W rounds_per_s X" (or JSON with -j). The wall
  * time runs from the first spawn to the last reap, the span the referee reports.
@@ -30,6 +34,7 @@
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,7 +66,7 @@ static double now_s(void) {
 }
 
 static const char USAGE[] =
-    "usage: floor [-n ROUNDS] [-t MOVE_MS] [-s SPIN_US] [-p] [-j] BOT1... -- BOT2...\n";
+    "usage: floor [-n ROUNDS] [-t MOVE_MS] [-s SPIN_US] [-p] [-q] [-j] BOT1... -- BOT2...\n";
 
 static void die(const char *what) {
     perror(what);
@@ -85,6 +90,17 @@ static void pin_self(int cpu) {
     CPU_ZERO(&set);
     CPU_SET(cpu, &set);
     sched_setaffinity(0, sizeof set, &set); /* speed only: a refusal is ignored */
+}
+
+/* The zero wake-up latency request: it holds while the descriptor stays open (the
+   process's exit closes it). O_CLOEXEC keeps it from the bots. */
+static void hold_idle_poll(void) {
+    int fd = open("/dev/cpu_dma_latency", O_WRONLY | O_CLOEXEC);
+    int32_t zero = 0;
+    if (fd < 0)
+        die("/dev/cpu_dma_latency");
+    if (write(fd, &zero, sizeof zero) != (ssize_t)sizeof zero)
+        die("write /dev/cpu_dma_latency");
 }
 
 static void spawn(struct bot *b, char **argv) {
@@ -269,6 +285,7 @@ int main(int argc, char **argv) {
     double move_s = 1.0;
     double spin_s = 0;
     int pin = 0;
+    int idle_poll = 0;
     int json = 0;
     int i = 1;
     for (; i < argc && argv[i][0] == '-' && strcmp(argv[i], "--") != 0; i++) {
@@ -280,6 +297,8 @@ int main(int argc, char **argv) {
             spin_s = atof(argv[++i]) / 1e6;
         else if (strcmp(argv[i], "-p") == 0)
             pin = 1;
+        else if (strcmp(argv[i], "-q") == 0)
+            idle_poll = 1;
         else if (strcmp(argv[i], "-j") == 0)
             json = 1;
         else {
@@ -300,6 +319,8 @@ int main(int argc, char **argv) {
         return 2;
     }
     signal(SIGPIPE, SIG_IGN);
+    if (idle_poll)
+        hold_idle_poll();
 
     static struct bot bots[2];
     static char lines[2][MAX_LINE + 1];

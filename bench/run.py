@@ -25,6 +25,7 @@ Why it is built this way:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import json
 import os
@@ -42,6 +43,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from referee.wakeup import IdlePollHold
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "bench"
@@ -146,11 +149,22 @@ def _wait(proc: subprocess.Popen[bytes], timeout: float) -> tuple[int, object]:
 FLOOR_SPIN_US = 100
 
 
+def _idle_poll_available() -> bool:
+    """Whether this user may hold the zero wake-up latency request the referee holds
+    by default (referee/wakeup.py): then every floor holds it too (-q), so that the
+    referee is never compared with a floor that waits on a slower machine."""
+    with IdlePollHold() as hold:
+        return hold.held
+
+
+IDLE_POLL = _idle_poll_available()
+_Q = ("-q",) if IDLE_POLL else ()
+
 # The ways the floor waits and places its processes; the floor is the fastest of them.
 FLOORS = {
-    "floor-poll": (),  # sleeps in poll() at once
-    "floor-spin": ("-s", str(FLOOR_SPIN_US)),  # spins first, as the referee does
-    "floor-pinned": ("-s", str(FLOOR_SPIN_US), "-p"),  # and places as --pin-cpus does
+    "floor-poll": (*_Q,),  # sleeps in poll() at once
+    "floor-spin": ("-s", str(FLOOR_SPIN_US), *_Q),  # spins first, as the referee does
+    "floor-pinned": ("-s", str(FLOOR_SPIN_US), "-p", *_Q),  # and places as --pin-cpus does
 }
 
 
@@ -267,6 +281,11 @@ def _versus(
         runs["referee-pinned"] = lambda: run_referee(bot, bot, rounds, replay, ["--pin-cpus"])[
             "rate"
         ]
+        if IDLE_POLL:
+            # Nor this: the referee as it was before it kept idle CPUs polling.
+            runs["referee-halt"] = lambda: run_referee(
+                bot, bot, rounds, replay, ["--no-idle-poll"]
+            )["rate"]
         got = alternate(runs, args.reps, what)
     except BenchError as exc:
         rep.skip(what, str(exc))
@@ -296,6 +315,18 @@ def _versus(
             f"{sum(x > 1 for x in paired)} of {len(paired)}",
         )
     )
+    if IDLE_POLL:
+        halt = got["referee-halt"]
+        paired = [r / h for r, h in zip(got["referee"], halt, strict=True)]
+        rep.add(
+            Row(
+                f"{what}: referee with --no-idle-poll / floor",
+                f"{statistics.median(halt) / floor:.2f}x ({fmt_rate(halt)}); the default "
+                f"(idle CPUs polling) against it, paired: median "
+                f"{statistics.median(paired):.2f}x, faster in "
+                f"{sum(x > 1 for x in paired)} of {len(paired)}",
+            )
+        )
     if basic_too:
         basic = statistics.median(got["referee-basic"])
         rep.add(
@@ -501,11 +532,20 @@ def scenario_kaggle(rep: Report, args: argparse.Namespace) -> None:
         info: dict = {}
 
         def kaggle() -> float:
-            info.update(run_kaggle(py, steps))
+            # The peer plays on the machine the referee plays on: with idle CPUs
+            # polling where the referee keeps them so (its one process wakes
+            # nobody, so this is for fairness, not for speed).
+            with IdlePollHold() if IDLE_POLL else contextlib.nullcontext():
+                info.update(run_kaggle(py, steps))
             return float(info["rounds_per_s"])
 
         replay = str(tmp / "match.jsonl")
-        got: dict[str, list[float]] = {"kaggle": [], "referee-py": [], "referee-c": []}
+        got: dict[str, list[float]] = {
+            "kaggle": [],
+            "referee-py": [],
+            "referee-c": [],
+            "referee-py-halt": [],
+        }
         py_bot, c_bot = [PY, str(PYBOT)], [str(CBOT)]
 
         def referee_pair() -> None:
@@ -513,6 +553,10 @@ def scenario_kaggle(rep: Report, args: argparse.Namespace) -> None:
             # Kaggle calls in-process, with no pipes at all); C bots for reference.
             got["referee-py"].append(run_referee(py_bot, py_bot, steps, replay)["rate"])
             got["referee-c"].append(run_referee(c_bot, c_bot, steps, replay)["rate"])
+            if IDLE_POLL:  # for reference: idle CPUs left to halt
+                got["referee-py-halt"].append(
+                    run_referee(py_bot, py_bot, steps, replay, ["--no-idle-poll"])["rate"]
+                )
 
         try:
             # Kaggle is the slow side, so each Kaggle run is sandwiched between
@@ -525,7 +569,13 @@ def scenario_kaggle(rep: Report, args: argparse.Namespace) -> None:
                 print(
                     f"  kaggle rep {i + 1}: kaggle {got['kaggle'][-1]:,.0f}, referee "
                     f"{got['referee-py'][-1]:,.0f} (Python bots) "
-                    f"{got['referee-c'][-1]:,.0f} (C bots) rounds/s",
+                    f"{got['referee-c'][-1]:,.0f} (C bots)"
+                    + (
+                        f" {got['referee-py-halt'][-1]:,.0f} (Python bots, --no-idle-poll)"
+                        if got["referee-py-halt"]
+                        else ""
+                    )
+                    + " rounds/s",
                     flush=True,
                 )
         finally:
@@ -546,6 +596,14 @@ def scenario_kaggle(rep: Report, args: argparse.Namespace) -> None:
             "n/a (--quick)" if args.quick else judge(py_ratio >= 30),
         )
     )
+    if got["referee-py-halt"]:
+        halt_ratio = statistics.median(got["referee-py-halt"]) / kag
+        rep.add(
+            Row(
+                f"{what}: referee with --no-idle-poll / Kaggle, Python bots",
+                f"{halt_ratio:.1f}x ({fmt_rate(got['referee-py-halt'])})",
+            )
+        )
 
 
 def _tournament_help() -> str | None:
@@ -1046,6 +1104,8 @@ def machine() -> list[str]:
         f"- Python: {platform.python_implementation()} {platform.python_version()}; "
         + ", ".join(versions),
         f"- Containment of the referee rows (the default, `--sandbox auto`): {_layer()}",
+        "- Idle CPUs kept polling (the referee's default, and every floor's -q): "
+        + ("yes" if IDLE_POLL else "no: /dev/cpu_dma_latency cannot be opened by this user"),
     ]
 
 
