@@ -3,6 +3,7 @@ own process kept to one thread while it plays."""
 
 from __future__ import annotations
 
+import json
 import os
 import struct
 import subprocess
@@ -98,3 +99,57 @@ def test_numpy_starts_no_worker_threads_in_the_referee():
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "1"
+
+
+PROBE = Path(__file__).resolve().parent / "bots" / "latency_probe.py"
+needs_device = pytest.mark.skipif(
+    not (CAN_HOLD and os.access(DEVICE, os.R_OK)), reason=f"{DEVICE} is not usable here"
+)
+
+
+@needs_device
+def test_a_bot_sees_idle_cpus_kept_polling_unless_asked_not_to():
+    if current_limit_us() != NOBODY_ASKS:
+        pytest.skip("another process holds a latency request")
+    bot = f"{sys.executable} {PROBE}"
+    common = (bot, bot, "--rounds", "5", "--no-replay", "--sandbox", "basic")
+    seen = [s["name"] for s in match_json(*common)["seats"]]
+    assert seen == ["lat0", "lat0"]
+    seen = [s["name"] for s in match_json(*common, "--no-idle-poll")["seats"]]
+    assert seen == [f"lat{NOBODY_ASKS}"] * 2
+
+
+@pytest.mark.parametrize("cluster", [False, True])
+def test_a_league_keeps_idle_cpus_polling_only_while_cpus_are_left_over(cluster):
+    from referee.tournament.command import idle_poll_for
+
+    cpus = len(os.sched_getaffinity(0))
+    assert idle_poll_for(cpus, cluster) is False
+    assert idle_poll_for(cpus + 1, cluster) is False
+    assert idle_poll_for(cpus - 1, cluster) is (cpus > 1 and not cluster)
+
+
+@needs_device
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs")
+def test_league_matches_hold_the_limit_with_one_job_and_not_with_one_per_cpu(tmp_path):
+    if current_limit_us() != NOBODY_ASKS:
+        pytest.skip("another process holds a latency request")
+    bot = f"{sys.executable} {PROBE}"
+    cpus = len(os.sched_getaffinity(0))
+    for jobs, expected in ((1, "lat0"), (cpus, f"lat{NOBODY_ASKS}")):
+        out = tmp_path / f"j{jobs}"
+        done = subprocess.run(
+            [sys.executable, "-m", "referee", "tournament", bot, bot, "--legs", "1"]
+            + ["--finalists", "0", "--rounds", "5", "--sandbox", "basic", "-j", str(jobs)]
+            + ["--out", str(out), "--quiet"],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stderr
+        replays = sorted((out / "replays").glob("*.jsonl"))
+        assert replays
+        for replay in replays:
+            header = json.loads(replay.read_text().splitlines()[0])
+            assert [b["name"] for b in header["bots"]] == [expected, expected], (jobs, header)

@@ -30,10 +30,14 @@ from .worker import Job
 
 
 class Runner:
-    def __init__(self, store: Store, resolved: Resolved, out_dir: Path) -> None:
+    def __init__(
+        self, store: Store, resolved: Resolved, out_dir: Path, idle_poll: bool = False
+    ) -> None:
         from ..match import derive_seed
 
         self.store = store
+        # Whether matches keep idle CPUs polling (referee/wakeup.py): speed only.
+        self.idle_poll = idle_poll
         self.cfg = resolved
         self.out_dir = out_dir
         self.names = [b.name for b in resolved.bots]
@@ -196,6 +200,7 @@ class Runner:
             sandbox=lim.sandbox,
             limits=limits,
             log_dir=str(self.out_dir / "logs"),
+            idle_poll=self.idle_poll,
         )
         out: dict[str, Any] = msgspec.to_builtins(cfg)
         return out
