@@ -618,7 +618,12 @@ def _tournament_help() -> str | None:
 
 
 def run_tournament(
-    jobs: int | None, entrants: int, rounds: int, tmp: Path, cluster: str | None = None
+    jobs: int | None,
+    entrants: int,
+    rounds: int,
+    tmp: Path,
+    cluster: str | None = None,
+    extra: Sequence[str] = (),
 ) -> float:
     """Matches per minute of a one-leg round robin (no finals) between C bots, played
     locally with ``-j jobs`` or on a Dask scheduler's workers (``jobs`` None: as many
@@ -628,7 +633,7 @@ def run_tournament(
     cmd += ["--legs", "1", "--finalists", "0", "--rounds", str(rounds), "--seed", "1"]
     cmd += ["-j", str(jobs)] if jobs else []
     cmd += ["--cluster", cluster] if cluster else []
-    cmd += ["--out", str(out_dir), "--json", "--quiet"]
+    cmd += ["--out", str(out_dir), "--json", "--quiet", *extra]
     t0 = time.monotonic()
     done = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=ENV, timeout=900)
     ext = time.monotonic() - t0
@@ -662,11 +667,19 @@ def scenario_tournament(rep: Report, args: argparse.Namespace) -> None:
         return
     tmp = Path(tempfile.mkdtemp(prefix="bench-tour-"))
     entrants, rounds = TOURNAMENT_LEAGUE[args.quick]
+    halt = ["--no-idle-poll"]
     try:
         got = alternate(
             {
                 "j1": lambda: run_tournament(1, entrants, rounds, tmp),
                 "j2": lambda: run_tournament(2, entrants, rounds, tmp),
+                # -j 1 with idle CPUs left to halt, as -j 2 leaves them on two CPUs:
+                # the runner's own scaling, with the same match settings on both sides.
+                **(
+                    {"j1-halt": lambda: run_tournament(1, entrants, rounds, tmp, None, halt)}
+                    if IDLE_POLL and "--no-idle-poll" in help_text
+                    else {}
+                ),
             },
             # Whether -j 2 scales depends on the second CPU being free, which other
             # work on the machine decides from minute to minute: three rounds.
@@ -691,6 +704,16 @@ def scenario_tournament(rep: Report, args: argparse.Namespace) -> None:
             "n/a (--quick)" if args.quick else judge(j2 / j1 >= 1.6),
         )
     )
+    if "j1-halt" in got:
+        j1h = statistics.median(got["j1-halt"])
+        rep.add(
+            Row(
+                f"{what}: -j 2 / -j 1 --no-idle-poll",
+                f"{j2 / j1h:.2f}x ({j1h:,.0f} vs {j2:,.0f} matches/min): the same match "
+                f"settings on both sides (on {os.cpu_count()} CPUs -j 2 leaves idle CPUs "
+                f"to halt); -j 1 keeps them polling by default, {j1 / j1h:.2f}x as fast",
+            )
+        )
 
 
 CLUSTER_START_TIMEOUT = 60.0

@@ -136,12 +136,13 @@ def test_league_matches_hold_the_limit_with_one_job_and_not_with_one_per_cpu(tmp
         pytest.skip("another process holds a latency request")
     bot = f"{sys.executable} {PROBE}"
     cpus = len(os.sched_getaffinity(0))
-    for jobs, expected in ((1, "lat0"), (cpus, f"lat{NOBODY_ASKS}")):
-        out = tmp_path / f"j{jobs}"
+    halt = f"lat{NOBODY_ASKS}"
+    for jobs, extra, expected in ((1, [], "lat0"), (cpus, [], halt), (1, ["--no-idle-poll"], halt)):
+        out = tmp_path / f"j{jobs}{''.join(extra)}"
         done = subprocess.run(
             [sys.executable, "-m", "referee", "tournament", bot, bot, "--legs", "1"]
             + ["--finalists", "0", "--rounds", "5", "--sandbox", "basic", "-j", str(jobs)]
-            + ["--out", str(out), "--quiet"],
+            + ["--out", str(out), "--quiet", *extra],
             capture_output=True,
             text=True,
             cwd=ROOT,

@@ -129,6 +129,12 @@ def configure(p: argparse.ArgumentParser) -> None:
         help="matches in parallel, one worker process each (default: CPUs)",
     )
     p.add_argument(
+        "--no-idle-poll",
+        action="store_true",
+        help="let idle CPUs sleep during matches (by default they are kept polling while "
+        "fewer matches run than there are CPUs, as `referee match` does; speed only)",
+    )
+    p.add_argument(
         "--cluster",
         metavar="tcp://HOST:PORT",
         help="play the matches on this Dask scheduler's workers (docs/cluster.md)",
@@ -406,7 +412,8 @@ def _play(
     console = Console(stderr=True)
     show = not args.quiet and not args.json
 
-    runner = Runner(store, resolved, out_dir, idle_poll=idle_poll_for(jobs, executor is not None))
+    idle_poll = not args.no_idle_poll and idle_poll_for(jobs, executor is not None)
+    runner = Runner(store, resolved, out_dir, idle_poll=idle_poll)
     runner.load()
     if executor is None:
         executor = ProcessExecutor(jobs, out_dir / "logs")
