@@ -4,8 +4,8 @@ Every round the referee hands each bot its turn with a pipe write, and that writ
 wakes the bot. If the CPU the bot sleeps on is idle, the kernel has usually put it
 into a halt state, and bringing it back takes an interrupt between CPUs; on a
 virtual machine that is a trip through the hypervisor, paid partly inside the
-referee's write. On the two-vCPU AMD host of docs/performance.md that was 5.5 us
-of each 2 writes in a round of 20-30 us.
+referee's write. On the two-vCPU AMD host of docs/performance.md such a write
+cost 9.4 us with idle CPUs halting and 1.15 us with them polling.
 
 Linux's PM QoS interface takes a limit on that wake-up latency from any process
 holding ``/dev/cpu_dma_latency`` open: a process writes a 32-bit number of

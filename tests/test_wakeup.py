@@ -8,16 +8,15 @@ import os
 import struct
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 import trio
-from conftest import ROOT, match_json
+from conftest import ROOT, TEST_BOTS, match_json
 
 from referee.match import BotSpec, MatchConfig, run_match
 from referee.wakeup import DEVICE, IdlePollHold, current_limit_us
 
-STEADY = Path(__file__).resolve().parent / "bots" / "steady.py"
+STEADY = TEST_BOTS / "steady.py"
 CAN_HOLD = os.access(DEVICE, os.W_OK)
 NOBODY_ASKS = 2_000_000_000  # the kernel's value when no process holds a request
 
@@ -101,7 +100,7 @@ def test_numpy_starts_no_worker_threads_in_the_referee():
     assert done.stdout.strip() == "1"
 
 
-PROBE = Path(__file__).resolve().parent / "bots" / "latency_probe.py"
+PROBE = TEST_BOTS / "latency_probe.py"
 needs_device = pytest.mark.skipif(
     not (CAN_HOLD and os.access(DEVICE, os.R_OK)), reason=f"{DEVICE} is not usable here"
 )
