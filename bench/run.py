@@ -668,6 +668,7 @@ def scenario_tournament(rep: Report, args: argparse.Namespace) -> None:
     tmp = Path(tempfile.mkdtemp(prefix="bench-tour-"))
     entrants, rounds = TOURNAMENT_LEAGUE[args.quick]
     halt = ["--no-idle-poll"]
+    nopin = ["--no-pin-cpus"]
     try:
         got = alternate(
             {
@@ -678,6 +679,12 @@ def scenario_tournament(rep: Report, args: argparse.Namespace) -> None:
                 **(
                     {"j1-halt": lambda: run_tournament(1, entrants, rounds, tmp, None, halt)}
                     if IDLE_POLL and "--no-idle-poll" in help_text
+                    else {}
+                ),
+                # -j 2 with every match's processes left to the kernel's placement.
+                **(
+                    {"j2-nopin": lambda: run_tournament(2, entrants, rounds, tmp, None, nopin)}
+                    if "--no-pin-cpus" in help_text
                     else {}
                 ),
             },
@@ -704,6 +711,18 @@ def scenario_tournament(rep: Report, args: argparse.Namespace) -> None:
             "n/a (--quick)" if args.quick else judge(j2 / j1 >= 1.6),
         )
     )
+    if "j2-nopin" in got:
+        j2n = statistics.median(got["j2-nopin"])
+        paired = [p / n for p, n in zip(got["j2"], got["j2-nopin"], strict=True)]
+        rep.add(
+            Row(
+                f"{what}: -j 2 --no-pin-cpus / -j 1",
+                f"{j2n / j1:.2f}x ({j2n:,.0f} matches/min): every match left to the "
+                f"kernel's placement; the default (a CPU share per worker) against it, "
+                f"paired: median {statistics.median(paired):.2f}x, faster in "
+                f"{sum(x > 1 for x in paired)} of {len(paired)}",
+            )
+        )
     if "j1-halt" in got:
         j1h = statistics.median(got["j1-halt"])
         rep.add(

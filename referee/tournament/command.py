@@ -135,6 +135,13 @@ def configure(p: argparse.ArgumentParser) -> None:
         "fewer matches run than there are CPUs, as `referee match` does; speed only)",
     )
     p.add_argument(
+        "--no-pin-cpus",
+        action="store_true",
+        help="let the kernel place every match's processes (by default, while every "
+        "worker has a match and there are at least as many CPUs as workers, each match "
+        "keeps to its worker's share of the CPUs; speed only)",
+    )
+    p.add_argument(
         "--cluster",
         metavar="tcp://HOST:PORT",
         help="play the matches on this Dask scheduler's workers (docs/cluster.md)",
@@ -416,7 +423,7 @@ def _play(
     runner = Runner(store, resolved, out_dir, idle_poll=idle_poll)
     runner.load()
     if executor is None:
-        executor = ProcessExecutor(jobs, out_dir / "logs")
+        executor = ProcessExecutor(jobs, out_dir / "logs", share_cpus=not args.no_pin_cpus)
     live = show and console.is_terminal
     if show and not live:
 

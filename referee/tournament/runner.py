@@ -205,7 +205,7 @@ class Runner:
         out: dict[str, Any] = msgspec.to_builtins(cfg)
         return out
 
-    def job(self, plan: MatchPlan) -> Job:
+    def job(self, plan: MatchPlan, confine: bool = False) -> Job:
         cfg = dict(self._base_job)
         cfg["seed"] = plan.seed
         cfg["rounds"] = plan.rounds or None  # None: the game's default
@@ -213,7 +213,7 @@ class Runner:
         bots = [
             {"command": self.cfg.bots[b].argv, "label": self.cfg.bots[b].name} for b in plan.seats
         ]
-        return Job(id=plan.id, bots=bots, cfg=cfg)
+        return Job(id=plan.id, bots=bots, cfg=cfg, confine=confine)
 
     async def run(self, executor: Executor) -> None:
         """Play until the tournament is complete. Raises MatchFailed if a match
@@ -238,7 +238,11 @@ class Runner:
                 send.close()
 
         async def play(plan: MatchPlan) -> None:
-            outcome = await executor.submit(self.job(plan))
+            # While every worker has a match (in_flight counts this one and those
+            # queued), each match keeps to its worker's share of the CPUs; the last
+            # matches of a stage, and a final played alone, get the whole machine.
+            confine = len(self.in_flight) >= executor.size
+            outcome = await executor.submit(self.job(plan, confine))
             if outcome.get("replay"):
                 final = self.out_dir / "replays" / f"{plan.id}.jsonl"
                 os.replace(outcome["replay"], final)

@@ -22,10 +22,16 @@ import msgspec
 import trio
 
 
-class Job(msgspec.Struct):
+class Job(msgspec.Struct, omit_defaults=True):
     id: str
     bots: list[dict[str, Any]]
     cfg: dict[str, Any]
+    # Whether the match may be confined to its worker's share of the CPUs (the
+    # coordinator says so while every worker has a match): speed only.
+    confine: bool = False
+    # The CPUs the match, its referee and its bots run on (the executor fills it
+    # in from ``confine`` and the worker's share); None: all the worker may use.
+    cpus: list[int] | None = None
 
 
 class Reply(msgspec.Struct, omit_defaults=True):
@@ -43,6 +49,7 @@ async def _serve(out_fd: int) -> None:
     encode = msgspec.json.Encoder().encode
     send, receive = trio.open_memory_channel[bytes](1)
     stdin = trio.lowlevel.FdStream(os.dup(0))
+    all_cpus = os.sched_getaffinity(0)
 
     async def read_lines(cancel: trio.CancelScope) -> None:
         buf = b""
@@ -71,6 +78,8 @@ async def _serve(out_fd: int) -> None:
                 except (msgspec.ValidationError, msgspec.DecodeError) as exc:
                     reply = Reply(id="?", ok=False, error=f"bad job: {exc}")
                 else:
+                    # The bots are started from this thread and inherit its CPUs.
+                    confine_thread(set(job.cpus or ()) & all_cpus or all_cpus)
                     try:
                         outcome = await run_match(specs, cfg)
                         reply = Reply(id=job.id, ok=True, outcome=outcome_json(outcome))
@@ -95,6 +104,16 @@ def worker_popen_args() -> dict[str, Any]:
         "start_new_session": True,
         "env": {**os.environ, "PYTHONUNBUFFERED": "1"},
     }
+
+
+def confine_thread(cpus: set[int]) -> None:
+    """Run the calling thread (and what it starts from now on) on ``cpus``. Speed
+    only: a refusal (a cpuset changed under us) leaves the placement to the kernel."""
+    try:
+        if os.sched_getaffinity(0) != cpus:
+            os.sched_setaffinity(0, cpus)
+    except OSError:
+        pass
 
 
 def _write_all(fd: int, data: bytes) -> None:

@@ -1,0 +1,81 @@
+"""Local leagues give each worker's match a share of the CPUs while every worker
+has a match (referee/tournament/executor.py: cpu_shares), and the whole machine
+to a match that runs alone."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, TEST_BOTS
+
+from referee.tournament.executor import cpu_shares
+
+PROBE = TEST_BOTS / "cpu_probe.py"
+CPUS = sorted(os.sched_getaffinity(0))
+
+
+def test_shares_are_disjoint_contiguous_and_cover_every_cpu():
+    assert cpu_shares([0, 1], 2) == [[0], [1]]
+    assert cpu_shares([3, 1, 2, 0], 2) == [[0, 1], [2, 3]]
+    assert cpu_shares(list(range(8)), 3) == [[0, 1, 2], [3, 4, 5], [6, 7]]
+    assert cpu_shares([0, 2, 4], 3) == [[0], [2], [4]]
+
+
+def test_nothing_is_shared_out_for_one_worker_or_more_workers_than_cpus():
+    assert cpu_shares([0, 1, 2, 3], 1) is None
+    assert cpu_shares([0, 1], 3) is None
+    assert cpu_shares([0], 2) is None
+
+
+def _names(out: Path) -> dict[str, list[str]]:
+    """Each match's bots' names (``cpus<list>``), by match id."""
+    got = {}
+    for replay in sorted((out / "replays").glob("*.jsonl")):
+        header = json.loads(replay.read_text().splitlines()[0])
+        got[replay.name.removesuffix(".jsonl")] = [b["name"] for b in header["bots"]]
+    return got
+
+
+def _league(out: Path, *extra: str) -> dict[str, list[str]]:
+    bot = f"{sys.executable} {PROBE}"
+    done = subprocess.run(
+        [sys.executable, "-m", "referee", "tournament", bot, bot, bot, "--legs", "1"]
+        + ["--finalists", "2", "--best-of", "1", "--rounds", "5", "--finals-rounds", "5"]
+        + ["--sandbox", "basic", "-j", "2", "--out", str(out), "--quiet", *extra],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    return _names(out)
+
+
+@pytest.mark.skipif(len(CPUS) < 2, reason="needs two CPUs to share out")
+def test_busy_workers_keep_to_their_share_and_a_lone_final_gets_every_cpu(tmp_path):
+    names = _league(tmp_path / "league")
+    everything = "cpus" + "-".join(map(str, CPUS))
+    shares = {"cpus" + "-".join(map(str, s)) for s in cpu_shares(CPUS, 2) or []}
+    pool = {k: v for k, v in names.items() if k.startswith("pool-")}
+    assert len(pool) == 3 and len(names) == 4, names
+    for seats in pool.values():
+        # A match's referee and both its bots keep to one share (or, for the last
+        # pool match if the other worker was already idle, to none).
+        assert seats[0] == seats[1] and seats[0] in shares | {everything}, names
+    # The first two to start did so with all three matches (or two) still to play.
+    assert sum(seats[0] in shares for seats in pool.values()) >= 2, names
+    # The final is played alone: the whole machine is its.
+    (final,) = (v for k, v in names.items() if k.startswith("final-"))
+    assert final == [everything, everything], names
+
+
+@pytest.mark.skipif(len(CPUS) < 2, reason="needs two CPUs to share out")
+def test_no_pin_cpus_leaves_every_match_on_every_cpu(tmp_path):
+    names = _league(tmp_path / "league", "--no-pin-cpus")
+    everything = "cpus" + "-".join(map(str, CPUS))
+    assert names and all(v == [everything, everything] for v in names.values()), names
