@@ -42,6 +42,7 @@ class FakeBot:
         self.stdout_fd, self.w = os.pipe()
         os.set_blocking(self.stdout_fd, False)
         self.stdout_eof = False
+        self.stdout_done = False
         self.line_too_long = False
         self.max_line = 65536
         self.bytes_out = 0
