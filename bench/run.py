@@ -168,11 +168,24 @@ FLOORS = {
 }
 
 
+def _on_cpus(cpus: set[int] | None) -> Callable[[], None] | None:
+    """A preexec_fn that confines a child (and so its bots) to ``cpus``."""
+    if cpus is None:
+        return None
+    return lambda: os.sched_setaffinity(0, cpus)
+
+
 def run_floor(
-    bot1: Sequence[str], bot2: Sequence[str], rounds: int, how: Sequence[str] = ()
+    bot1: Sequence[str],
+    bot2: Sequence[str],
+    rounds: int,
+    how: Sequence[str] = (),
+    cpus: set[int] | None = None,
 ) -> dict:
     cmd = [str(FLOOR), "-j", "-n", str(rounds), *how, *bot1, "--", *bot2]
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        cmd, capture_output=True, text=True, timeout=600, preexec_fn=_on_cpus(cpus)
+    )
     if done.returncode != 0:
         raise BenchError(f"floor failed ({done.returncode}): {done.stderr.strip()[-300:]}")
     out = json.loads(done.stdout)
@@ -191,15 +204,18 @@ def run_referee(
     replay: str | None,
     extra: Sequence[str] = (),
     timeout: float = 600,
+    cpus: set[int] | None = None,
 ) -> dict:
-    """One ``referee match`` as a user runs it; returns its JSON result plus the
-    process's external wall time, peak RSS and CPU time."""
+    """One ``referee match`` as a user runs it (on ``cpus`` if given); returns its
+    JSON result plus the process's external wall time, peak RSS and CPU time."""
     cmd = [PY, "-m", "referee", "match", shlex.join(bot1), shlex.join(bot2)]
     cmd += ["--rounds", str(rounds), "--seed", "1", "--json", "--quiet", *extra]
     cmd += ["--replay", replay] if replay else ["--no-replay"]
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         t0 = time.monotonic()
-        proc = subprocess.Popen(cmd, stdout=out, stderr=err, cwd=ROOT, env=ENV)
+        proc = subprocess.Popen(
+            cmd, stdout=out, stderr=err, cwd=ROOT, env=ENV, preexec_fn=_on_cpus(cpus)
+        )
         code, ru = _wait(proc, timeout)
         ext = time.monotonic() - t0
         out.seek(0)
@@ -296,11 +312,15 @@ def _versus(
     floor, ref = statistics.median(got[floor_name]), statistics.median(got["referee"])
     others = "; ".join(f"{n} {fmt_rate(got[n])}" for n in FLOORS if n != floor_name)
     ratio = ref / floor
+    # The same ratio within each repetition (the referee against the run of that
+    # floor just before it): how far this machine's minute-to-minute state moves it.
+    per_rep = sorted(r / f for r, f in zip(got["referee"], got[floor_name], strict=True))
     rep.add(
         Row(
             f"{what}, {rounds:,} rounds: referee / floor",
             f"{ratio:.2f}x (referee {fmt_rate(got['referee'])}, {floor_name} "
-            f"{fmt_rate(got[floor_name])}; {others})",
+            f"{fmt_rate(got[floor_name])}; {others}); within each repetition "
+            f"{per_rep[0]:.2f}-{per_rep[-1]:.2f}x",
             f">= {target}x",
             judge(ratio >= target),
         )
@@ -723,6 +743,8 @@ def scenario_tournament(rep: Report, args: argparse.Namespace) -> None:
                 f"{sum(x > 1 for x in paired)} of {len(paired)}",
             )
         )
+    if not args.quick:
+        _one_cpu_match(rep, what)
     if "j1-halt" in got:
         j1h = statistics.median(got["j1-halt"])
         rep.add(
@@ -733,6 +755,46 @@ def scenario_tournament(rep: Report, args: argparse.Namespace) -> None:
                 f"to halt); -j 1 keeps them polling by default, {j1 / j1h:.2f}x as fast",
             )
         )
+
+
+def _one_cpu_match(rep: Report, what: str) -> None:
+    """What -j 2 on two CPUs gives each match: one CPU. The C floor and the referee
+    each confined to one, against the same two on the whole machine."""
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        return
+    one = {cpus[0]}
+    bot = [str(CBOT)]
+    pinned = FLOORS["floor-pinned"]
+    tmp = Path(tempfile.mkdtemp(prefix="bench-1cpu-"))
+    replay = str(tmp / "match.jsonl")  # a league's matches write replays
+    try:
+        got = alternate(
+            {
+                "floor-1cpu": lambda: run_floor(bot, bot, 10_000, cpus=one)["rounds_per_s"],
+                "referee-1cpu": lambda: run_referee(bot, bot, 10_000, replay, cpus=one)["rate"],
+                "floor-pinned": lambda: run_floor(bot, bot, 10_000, pinned)["rounds_per_s"],
+                "referee": lambda: run_referee(bot, bot, 10_000, replay)["rate"],
+            },
+            3,
+            "one match on one CPU",
+        )
+    except BenchError as exc:
+        rep.skip(f"{what}: one match on one CPU", str(exc))
+        return
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    med = {k: statistics.median(v) for k, v in got.items()}
+    rep.add(
+        Row(
+            f"{what}: one match confined to one CPU, as -j 2 places each on two CPUs",
+            f"referee {med['referee-1cpu']:,.0f}/s, C floor {med['floor-1cpu']:,.0f}/s "
+            f"({med['referee-1cpu'] / med['floor-1cpu']:.2f}x); on the whole machine "
+            f"referee {med['referee']:,.0f}/s, C floor {med['floor-pinned']:,.0f}/s: two "
+            f"confined matches play {2 * med['referee-1cpu'] / med['referee']:.2f}x the "
+            f"rounds of one match alone (10,000 rounds, replay written)",
+        )
+    )
 
 
 CLUSTER_START_TIMEOUT = 60.0
