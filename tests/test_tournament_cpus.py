@@ -15,7 +15,7 @@ from conftest import ROOT, TEST_BOTS
 
 from referee.tournament.executor import cpu_shares
 
-PROBE = TEST_BOTS / "cpu_probe.py"
+PROBE = TEST_BOTS / "placement_probe.py"
 CPUS = sorted(os.sched_getaffinity(0))
 
 
@@ -42,7 +42,7 @@ def _names(out: Path) -> dict[str, list[str]]:
 
 
 def _league(out: Path, *extra: str) -> dict[str, list[str]]:
-    bot = f"{sys.executable} {PROBE}"
+    bot = f"{sys.executable} {PROBE} cpus"
     done = subprocess.run(
         [sys.executable, "-m", "referee", "tournament", bot, bot, bot, "--legs", "1"]
         + ["--finalists", "2", "--best-of", "1", "--rounds", "5", "--finals-rounds", "5"]

@@ -100,7 +100,7 @@ def test_numpy_starts_no_worker_threads_in_the_referee():
     assert done.stdout.strip() == "1"
 
 
-PROBE = TEST_BOTS / "latency_probe.py"
+PROBE = TEST_BOTS / "placement_probe.py"
 needs_device = pytest.mark.skipif(
     not (CAN_HOLD and os.access(DEVICE, os.R_OK)), reason=f"{DEVICE} is not usable here"
 )
@@ -110,7 +110,7 @@ needs_device = pytest.mark.skipif(
 def test_a_bot_sees_idle_cpus_kept_polling_unless_asked_not_to():
     if current_limit_us() != NOBODY_ASKS:
         pytest.skip("another process holds a latency request")
-    bot = f"{sys.executable} {PROBE}"
+    bot = f"{sys.executable} {PROBE} latency"
     common = (bot, bot, "--rounds", "5", "--no-replay", "--sandbox", "basic")
     seen = [s["name"] for s in match_json(*common)["seats"]]
     assert seen == ["lat0", "lat0"]
@@ -133,7 +133,7 @@ def test_a_league_keeps_idle_cpus_polling_only_while_cpus_are_left_over(cluster)
 def test_league_matches_hold_the_limit_with_one_job_and_not_with_one_per_cpu(tmp_path):
     if current_limit_us() != NOBODY_ASKS:
         pytest.skip("another process holds a latency request")
-    bot = f"{sys.executable} {PROBE}"
+    bot = f"{sys.executable} {PROBE} latency"
     cpus = len(os.sched_getaffinity(0))
     halt = f"lat{NOBODY_ASKS}"
     for jobs, extra, expected in ((1, [], "lat0"), (cpus, [], halt), (1, ["--no-idle-poll"], halt)):
