@@ -79,3 +79,25 @@ def test_no_pin_cpus_leaves_every_match_on_every_cpu(tmp_path):
     names = _league(tmp_path / "league", "--no-pin-cpus")
     everything = "cpus" + "-".join(map(str, CPUS))
     assert names and all(v == [everything, everything] for v in names.values()), names
+
+
+@pytest.mark.skipif(len(CPUS) < 2, reason="needs two CPUs to allow fewer of")
+def test_the_default_jobs_count_the_cpus_this_process_may_use(tmp_path):
+    # Started on one CPU of several (as under taskset or a cpuset), the league runs
+    # one worker, not one per CPU of the machine.
+    bot = f"{sys.executable} {PROBE} cpus"
+    out = tmp_path / "league"
+    done = subprocess.run(
+        [sys.executable, "-m", "referee", "tournament", bot, bot, bot, "--legs", "1"]
+        + ["--finalists", "0", "--rounds", "5", "--sandbox", "basic"]
+        + ["--out", str(out), "--quiet"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+        preexec_fn=lambda: os.sched_setaffinity(0, {CPUS[0]}),
+    )
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in (out / "logs").glob("worker-*.log")) == ["worker-1.log"]
+    names = _names(out)
+    assert len(names) == 3 and all(v == [f"cpus{CPUS[0]}"] * 2 for v in names.values()), names

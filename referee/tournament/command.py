@@ -126,7 +126,7 @@ def configure(p: argparse.ArgumentParser) -> None:
         "--jobs",
         type=positive_int,
         metavar="N",
-        help="matches in parallel, one worker process each (default: CPUs)",
+        help="matches in parallel, one worker process each (default: the CPUs this process may use)",
     )
     p.add_argument(
         "--no-idle-poll",
@@ -342,7 +342,7 @@ def run(args: argparse.Namespace) -> int:
             resolved = store.resolved()
         except StateError as exc:
             raise CliError(str(exc)) from None
-        jobs = args.jobs or os.cpu_count() or 1
+        jobs = args.jobs or usable_cpus()
         _warn_changed_bots(store.get("digests"), resolved)
         try:
             _check_containment(resolved, args.quiet)
@@ -359,7 +359,7 @@ def run(args: argparse.Namespace) -> int:
         except ConfigError as exc:
             raise CliError(str(exc)) from None
         out_dir = Path(cfg.out or os.path.join("tournaments", time.strftime("%Y%m%d-%H%M%S")))
-        jobs = cfg.jobs or os.cpu_count() or 1
+        jobs = cfg.jobs or usable_cpus()
         _check_containment(resolved, args.quiet)
         # Connect first: a wrong address leaves no output directory behind.
         executor = _cluster_executor(args.cluster or cfg.cluster, args.jobs)
@@ -377,6 +377,12 @@ def run(args: argparse.Namespace) -> int:
         store.close()
 
 
+def usable_cpus() -> int:
+    """The CPUs this process may run on (a cpuset or ``taskset`` can allow fewer than
+    the machine has): the default number of parallel matches."""
+    return len(os.sched_getaffinity(0)) or 1
+
+
 def idle_poll_for(jobs: int, cluster: bool) -> bool:
     """Whether a league's matches keep idle CPUs polling (referee/wakeup.py).
 
@@ -384,7 +390,7 @@ def idle_poll_for(jobs: int, cluster: bool) -> bool:
     busy with matches a few percent (docs/performance.md): so only while fewer
     matches run at once than there are CPUs. A cluster's machines are not ours to
     judge; their matches leave idle CPUs be."""
-    return not cluster and jobs < len(os.sched_getaffinity(0))
+    return not cluster and jobs < usable_cpus()
 
 
 def _cluster_executor(address: str | None, jobs: int | None) -> Any:
