@@ -126,7 +126,8 @@ def configure(p: argparse.ArgumentParser) -> None:
         "--jobs",
         type=positive_int,
         metavar="N",
-        help="matches in parallel, one worker process each (default: the CPUs this process may use)",
+        help="matches in parallel, one worker process each (default: as many as the CPUs "
+        "this process may use)",
     )
     p.add_argument(
         "--no-idle-poll",

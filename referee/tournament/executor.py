@@ -56,7 +56,7 @@ def cpu_shares(cpus: Sequence[int], workers: int) -> list[list[int]] | None:
     workers than CPUs (the kernel places an oversubscribed machine better).
 
     Measured on two vCPUs (docs/performance.md): two matches left to the kernel's
-    placement, six processes that each wake every few microseconds, ran 1.15-1.25x
+    placement, six processes that each wake every few microseconds, ran 1.15-1.3x
     slower than the same two matches with a CPU each."""
     ordered = sorted(cpus)
     if workers < 2 or workers > len(ordered):
