@@ -284,6 +284,22 @@ class Match:
         spin_s = cfg.spin_us * 1e-6 if len(cpus) > 1 else 0.0
         self.mux = Multiplexer([s.bot for s in self.seats if s.bot is not None], spin_s=spin_s)
 
+    def spread(self, cpus: set[int]) -> None:
+        """Widen a match started confined to fewer CPUs (a league worker's share, see
+        referee/tournament/executor.py) to ``cpus``: the calling thread, which runs
+        the round loop, and every bot's process tree. Speed only, never a result. A
+        match placed with --pin-cpus keeps its placement."""
+        if self.cfg.pin_cpus:
+            return
+        _pin_thread(cpus)
+        for s in self.seats:
+            if s.bot is not None and not s.bot.exited:
+                sbx.spread_tree(s.bot.pid, cpus)
+        if self.mux is not None and len(cpus) > 1:
+            # Spinning pays again now that a bot can run on another CPU meanwhile.
+            self.mux.spin_max = self.cfg.spin_us * 1e-6
+            self.mux.reset_spin()
+
     def _header(self) -> Header:
         cfg = self.cfg
         assert self.layer is not None

@@ -940,6 +940,22 @@ def _descendants(pid: int) -> list[int]:
     return tree
 
 
+def spread_tree(pid: int, cpus: set[int]) -> int:
+    """Let every thread of ``pid`` and its descendants run on ``cpus`` (a bot started
+    confined to fewer); returns how many threads took it. Speed only: a thread that
+    is gone, or refuses, is passed over, and one started during the walk keeps the
+    CPUs of the thread that started it."""
+    done = 0
+    for proc in _descendants(pid):
+        for tid in _tids(proc):
+            try:
+                os.sched_setaffinity(int(tid), cpus)
+            except OSError:
+                continue
+            done += 1
+    return done
+
+
 def _stat_fields(pid: int | str) -> list[bytes] | None:
     """Fields of /proc/<pid>/stat after the command name (index 0 = state); ``pid``
     may also be "<pid>/task/<tid>" for one thread's."""

@@ -101,3 +101,57 @@ def test_the_default_jobs_count_the_cpus_this_process_may_use(tmp_path):
     assert sorted(p.name for p in (out / "logs").glob("worker-*.log")) == ["worker-1.log"]
     names = _names(out)
     assert len(names) == 3 and all(v == [f"cpus{CPUS[0]}"] * 2 for v in names.values()), names
+
+
+@pytest.mark.skipif(len(CPUS) < 2, reason="needs two CPUs to share out")
+def test_spread_widens_a_confined_match_in_progress_to_every_cpu(tmp_path):
+    # A worker's match starts on its share; when another worker runs out of work
+    # the coordinator spreads it, and the bots (inside their sandbox) see every CPU.
+    import msgspec
+    import trio
+
+    from referee.match import MatchConfig
+    from referee.tournament.executor import ProcessExecutor
+    from referee.tournament.worker import Job
+
+    logs = tmp_path / "logs"
+    cfg = MatchConfig(rounds=150, seed=1, replay=str(tmp_path / "m.jsonl"), log_dir=str(logs))
+    bot = [sys.executable, str(PROBE), "cpus", "5"]  # 5 ms a move: about a second
+    job = Job(
+        id="m",
+        bots=[{"command": bot, "label": f"probe{k}"} for k in (1, 2)],
+        cfg=msgspec.to_builtins(cfg),
+        confine=True,
+    )
+    share = "-".join(map(str, (cpu_shares(CPUS, 2) or [[]])[0]))
+    everything = "-".join(map(str, CPUS))
+    replay = tmp_path / "m.jsonl"
+
+    async def main() -> dict:
+        ex = ProcessExecutor(2, logs)
+        result: dict = {}
+        try:
+            async with trio.open_nursery() as nursery:
+
+                async def play() -> None:
+                    result["outcome"] = await ex.submit(job)
+
+                nursery.start_soon(play)
+                with trio.fail_after(30):
+                    # Into the match: both bots have answered hello (the header is out).
+                    while not replay.exists() or replay.stat().st_size == 0:
+                        await trio.sleep(0.01)
+                await ex.spread()
+            return result["outcome"]
+        finally:
+            await ex.aclose()
+
+    outcome = trio.run(main)
+    assert outcome["steps"] == 150 and outcome["reason"] == "complete"
+    header = json.loads(replay.read_text().splitlines()[0])
+    # Started on the worker's share (the name is taken at start) ...
+    assert [b["name"] for b in header["bots"]] == [f"cpus{share}"] * 2, header["bots"]
+    for seat in (0, 1):
+        # ... and on every CPU by the end (the bot reports each change on stderr).
+        seen = (logs / f"m.seat{seat}.stderr.log").read_text().split()
+        assert seen[-2:] == ["cpus", everything], seen

@@ -748,6 +748,9 @@ class DaskExecutor:
                     (Path(log_dir) / name).write_bytes(data)
         return outcome
 
+    async def spread(self) -> None:
+        """Nothing to widen: a cluster's matches are never confined."""
+
     async def aclose(self) -> None:
         with trio.CancelScope(shield=True):
             await trio.to_thread.run_sync(self._client.close)

@@ -19,7 +19,7 @@ from typing import Any, Protocol
 import msgspec
 import trio
 
-from .worker import WORKER_COMMAND, Job, Reply, worker_popen_args
+from .worker import SPREAD, WORKER_COMMAND, Job, Reply, worker_popen_args
 
 MAX_ATTEMPTS = 3  # runs of one match before the tournament gives up on it
 
@@ -45,6 +45,11 @@ class Executor(Protocol):
 
     async def submit(self, job: Job) -> dict[str, Any]:
         """Play the job; the outcome as ``referee.cli.outcome_json`` builds it."""
+        ...
+
+    async def spread(self) -> None:
+        """Widen every match in progress that was confined to a share of the CPUs
+        (a worker has run out of matches, so its CPUs are free)."""
         ...
 
     async def aclose(self) -> None: ...
@@ -80,6 +85,8 @@ class _Worker:
         self.done = 0
         self.restarts = 0
         self.started = 0
+        self.confined = False  # its match in progress keeps to its share of the CPUs
+        self.send_lock = trio.Lock()  # a job line and a spread line never interleave
 
 
 class ProcessExecutor:
@@ -140,7 +147,8 @@ class ProcessExecutor:
             proc = await self._start(w)
         assert proc.stdin is not None and proc.stdout is not None
         try:
-            await proc.stdin.send_all(line)
+            async with w.send_lock:
+                await proc.stdin.send_all(line)
             while b"\n" not in w.buf:
                 data = await proc.stdout.receive_some(1 << 16)
                 if not data:
@@ -167,6 +175,7 @@ class ProcessExecutor:
         try:
             if job.confine and self._shares is not None:
                 job = msgspec.structs.replace(job, cpus=self._shares[w.index])
+                w.confined = True
             line = self._encode(job) + b"\n"
             errors: list[str] = []
             for _attempt in range(MAX_ATTEMPTS):
@@ -196,8 +205,20 @@ class ProcessExecutor:
                 await self._reap(w)
             raise
         finally:
-            w.job, w.since = None, None
+            w.job, w.since, w.confined = None, None, False
             self._idle_send.send_nowait(w)
+
+    async def spread(self) -> None:
+        for w in self._workers:
+            proc = w.proc
+            if not w.confined or proc is None or proc.stdin is None:
+                continue
+            w.confined = False
+            try:
+                async with w.send_lock:
+                    await proc.stdin.send_all(SPREAD + b"\n")
+            except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+                pass  # a worker that died is restarted by its submit
 
     async def aclose(self) -> None:
         """Close every worker's stdin (they exit between or abandon matches), then

@@ -265,6 +265,10 @@ class Runner:
                     launch()
             else:
                 launch()
+            if len(self.in_flight) < executor.size:
+                # A worker has nothing left to play: the matches still going that
+                # keep to their worker's share of the CPUs may use them all now.
+                await executor.spread()
 
         async def feed() -> None:
             async for plan in receive:

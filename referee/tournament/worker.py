@@ -1,9 +1,11 @@
 """A persistent match worker: ``python -m referee.tournament.worker``.
 
 Reads one job per line on stdin (JSON: ``{"id", "bots": [{"command", "label"}],
-"cfg": MatchConfig}``), plays it, and writes one line per job on stdout:
+"cfg": MatchConfig}``, optionally ``"cpus"``: the CPUs to play it on), plays it,
+and writes one line per job on stdout:
 ``{"id", "ok": true, "outcome": <referee.cli.outcome_json>}`` or
-``{"id", "ok": false, "error": "..."}``. It exits at end of input.
+``{"id", "ok": false, "error": "..."}``. It exits at end of input. While a match
+plays, the line ``{"spread":true}`` widens it to every CPU the worker may use.
 
 The coordinator runs one worker per parallel match: each match's referee loop
 is CPU-bound Python, so separate processes are what scale across cores.
@@ -43,13 +45,19 @@ class Reply(msgspec.Struct, omit_defaults=True):
 
 async def _serve(out_fd: int) -> None:
     from ..cli import outcome_json
-    from ..match import BotSpec, MatchConfig, SandboxFailure, UsageError, run_match
+    from ..match import BotSpec, Match, MatchConfig, SandboxFailure, UsageError
 
     decode_job = msgspec.json.Decoder(Job).decode
     encode = msgspec.json.Encoder().encode
     send, receive = trio.open_memory_channel[bytes](1)
     stdin = trio.lowlevel.FdStream(os.dup(0))
     all_cpus = os.sched_getaffinity(0)
+    playing: list[Match] = []  # the match in progress, if any
+
+    def spread() -> None:
+        confine_thread(all_cpus)
+        for match in playing:
+            match.spread(all_cpus)
 
     async def read_lines(cancel: trio.CancelScope) -> None:
         buf = b""
@@ -64,7 +72,10 @@ async def _serve(out_fd: int) -> None:
                 buf += data
                 while b"\n" in buf:
                     line, buf = buf.split(b"\n", 1)
-                    if line.strip():
+                    if line == SPREAD:
+                        # Handled here, not queued: it concerns the match in progress.
+                        spread()
+                    elif line.strip():
                         await send.send(line)
 
     async with trio.open_nursery() as nursery:
@@ -80,17 +91,25 @@ async def _serve(out_fd: int) -> None:
                 else:
                     # The bots are started from this thread and inherit its CPUs.
                     confine_thread(set(job.cpus or ()) & all_cpus or all_cpus)
+                    match = Match(specs, cfg)
+                    playing.append(match)
                     try:
-                        outcome = await run_match(specs, cfg)
+                        outcome = await match.run()
                         reply = Reply(id=job.id, ok=True, outcome=outcome_json(outcome))
                     except (UsageError, SandboxFailure) as exc:
                         # Retried, then the league stops with this message: neither is
                         # a bot's doing, so neither may be scored.
                         reply = Reply(id=job.id, ok=False, error=str(exc))
+                    finally:
+                        playing.clear()
                 _write_all(out_fd, encode(reply) + b"\n")
 
 
 WORKER_COMMAND = [sys.executable, "-m", "referee.tournament.worker"]
+# A line the coordinator may send while a match plays: widen the match in progress
+# (started confined to this worker's share of the CPUs) to every CPU the worker may
+# use, because another worker has run out of matches.
+SPREAD = b'{"spread":true}'
 
 
 def worker_popen_args() -> dict[str, Any]:

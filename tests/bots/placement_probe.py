@@ -1,18 +1,21 @@
 """A test bot that names itself after how the referee started it, so a test can
 read that from the replay header. Plays rock. Standard library only.
 
-    placement_probe.py latency   ->  lat<the CPU wake-up latency limit in force>
-    placement_probe.py cpus      ->  cpus<the CPUs it may run on, e.g. 0 or 0-1>
+    placement_probe.py latency        ->  lat<the CPU wake-up latency limit in force>
+    placement_probe.py cpus [MS]      ->  cpus<the CPUs it may run on, e.g. 0 or 0-1>
 
 ``lat0`` while the referee keeps idle CPUs polling, ``lat2000000000`` when nobody
 asks, ``latunknown`` if it cannot read the limit (only the basic containment layer
 leaves /dev visible). ``cpus0``, ``cpus0-1``, ...: a league confines a match to its
-worker's share of the CPUs, and the bots inherit it."""
+worker's share of the CPUs, and the bots inherit it. In ``cpus`` mode it also
+writes ``cpus <list>`` to stderr at the start and whenever the list changes, and
+takes MS milliseconds over each move (default 0)."""
 
 import json
 import os
 import struct
 import sys
+import time
 
 
 def latency_name() -> str:
@@ -23,11 +26,14 @@ def latency_name() -> str:
         return "latunknown"
 
 
-def cpus_name() -> str:
-    return "cpus" + "-".join(str(c) for c in sorted(os.sched_getaffinity(0)))
+def cpus() -> str:
+    return "-".join(str(c) for c in sorted(os.sched_getaffinity(0)))
 
 
-name = {"latency": latency_name, "cpus": cpus_name}[sys.argv[1]]()
+mode = sys.argv[1]
+move_s = float(sys.argv[2]) / 1000 if len(sys.argv) > 2 else 0.0
+name = latency_name() if mode == "latency" else "cpus" + cpus()
+seen = ""
 sys.stdin.readline()
 sys.stdout.write(json.dumps({"name": name}) + "\n")
 sys.stdout.flush()
@@ -35,5 +41,12 @@ for line in sys.stdin:
     msg = json.loads(line)
     if msg.get("type") != "turn":
         break
+    if mode == "cpus":
+        now = cpus()
+        if now != seen:
+            seen = now
+            sys.stderr.write(f"cpus {now}\n")
+            sys.stderr.flush()
+        time.sleep(move_s)
     sys.stdout.write(json.dumps({"round": msg["round"], "real_move": "rock"}) + "\n")
     sys.stdout.flush()
