@@ -7,7 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +17,37 @@ ROOT = Path(__file__).resolve().parent.parent
 TEST_BOTS = Path(__file__).resolve().parent / "bots"
 
 needs_node = pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+
+
+async def submit_then(
+    executor: Any,
+    job: Any,
+    ready: Callable[[], bool],
+    then: Callable[[], Awaitable[None]],
+    timeout: float = 30,
+) -> dict[str, Any]:
+    """Submit ``job`` to a tournament executor and, while it plays, wait until
+    ``ready()`` holds (checked every 10 ms, failing after ``timeout`` s), then await
+    ``then()``; returns the match outcome."""
+    import trio
+
+    result: dict[str, Any] = {}
+    async with trio.open_nursery() as nursery:
+
+        async def play() -> None:
+            result["outcome"] = await executor.submit(job)
+
+        nursery.start_soon(play)
+        with trio.fail_after(timeout):
+            while not ready():
+                await trio.sleep(0.01)
+        await then()
+    return result["outcome"]
+
+
+def has_content(path: Path) -> bool:
+    """A file that exists and is not empty (a replay whose header is out)."""
+    return path.exists() and path.stat().st_size > 0
 
 
 def replay_steps(path: Path) -> list[dict[str, Any]]:

@@ -22,7 +22,7 @@ import trio
 
 pytest.importorskip("distributed")
 
-from conftest import processes_mentioning  # noqa: E402
+from conftest import processes_mentioning, submit_then  # noqa: E402
 from test_tournament import without_timing  # noqa: E402
 
 from referee.match import MatchConfig  # noqa: E402
@@ -264,19 +264,17 @@ def test_the_executor_reports_the_worker_playing_each_match(
     async def main() -> tuple[dict[str, Any], list[Any], list[Any]]:
         ex = await trio.to_thread.run_sync(DaskExecutor, cluster.address)
         seen: list[Any] = []
-        result: dict[str, Any] = {}
+
+        def playing() -> bool:
+            seen[:] = [w for w in ex.workers() if w.job == "m1"]
+            return bool(seen)
+
+        async def nothing() -> None:
+            pass
+
         try:
-            async with trio.open_nursery() as nursery:
-
-                async def play() -> None:
-                    result["outcome"] = await ex.submit(job)
-
-                nursery.start_soon(play)
-                with trio.fail_after(30):
-                    while not seen:
-                        seen = [w for w in ex.workers() if w.job == "m1"]
-                        await trio.sleep(0.02)
-            return result["outcome"], seen, ex.workers()
+            outcome = await submit_then(ex, job, playing, nothing)
+            return outcome, seen, ex.workers()
         finally:
             await ex.aclose()
 

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, TEST_BOTS
+from conftest import ROOT, TEST_BOTS, has_content, submit_then
 
 from referee.tournament.executor import cpu_shares
 
@@ -129,20 +129,9 @@ def test_spread_widens_a_confined_match_in_progress_to_every_cpu(tmp_path):
 
     async def main() -> dict:
         ex = ProcessExecutor(2, logs)
-        result: dict = {}
         try:
-            async with trio.open_nursery() as nursery:
-
-                async def play() -> None:
-                    result["outcome"] = await ex.submit(job)
-
-                nursery.start_soon(play)
-                with trio.fail_after(30):
-                    # Into the match: both bots have answered hello (the header is out).
-                    while not replay.exists() or replay.stat().st_size == 0:
-                        await trio.sleep(0.01)
-                await ex.spread()
-            return result["outcome"]
+            # Into the match (both bots have answered hello: the header is out), spread.
+            return await submit_then(ex, job, lambda: has_content(replay), ex.spread)
         finally:
             await ex.aclose()
 

@@ -11,6 +11,7 @@ from typing import Any
 
 import msgspec
 import trio
+from conftest import has_content, submit_then
 
 from referee.match import MatchConfig
 from referee.tournament.executor import ProcessExecutor, WorkerInfo
@@ -42,22 +43,18 @@ def test_a_killed_worker_is_restarted_and_its_match_rerun(tmp_path: Path) -> Non
 
     async def main() -> tuple[dict[str, Any], WorkerInfo, int]:
         ex = ProcessExecutor(1, tmp_path / "logs")
-        result: dict[str, Any] = {}
+        killed: list[int] = []
+
+        async def kill_worker() -> None:
+            victim = ex.workers()[0].pid
+            assert victim is not None
+            os.kill(victim, signal.SIGKILL)
+            killed.append(victim)
+
         try:
-            async with trio.open_nursery() as nursery:
-
-                async def play() -> None:
-                    result["outcome"] = await ex.submit(job)
-
-                nursery.start_soon(play)
-                with trio.fail_after(30):
-                    # Into the match: the worker has started writing the replay.
-                    while not replay.exists() or replay.stat().st_size == 0:
-                        await trio.sleep(0.01)
-                victim = ex.workers()[0].pid
-                assert victim is not None
-                os.kill(victim, signal.SIGKILL)
-            return result["outcome"], ex.workers()[0], victim
+            # Into the match (the worker has started writing the replay), kill it.
+            outcome = await submit_then(ex, job, lambda: has_content(replay), kill_worker)
+            return outcome, ex.workers()[0], killed[0]
         finally:
             await ex.aclose()
 
