@@ -275,11 +275,11 @@ class Match:
             log = log_dir / f"{stem}.seat{seat}.stderr.log" if log_dir is not None else None
             if placement is not None:  # a child inherits the affinity it is forked with
                 self._pinned_from = self._pinned_from or set(cpus)
-                _pin_thread({placement[1][seat]})
+                pin_thread({placement[1][seat]})
             s.bot = BotProcess(seat, launch, cfg.max_line, stderr_log=log)
             s.bank = cfg.time_bank
         if placement is not None:
-            _pin_thread({placement[0]})
+            pin_thread({placement[0]})
         # Spinning only pays while a bot can run on another CPU meanwhile.
         spin_s = cfg.spin_us * 1e-6 if len(cpus) > 1 else 0.0
         self.mux = Multiplexer([s.bot for s in self.seats if s.bot is not None], spin_s=spin_s)
@@ -291,7 +291,7 @@ class Match:
         match placed with --pin-cpus keeps its placement."""
         if self.cfg.pin_cpus:
             return
-        _pin_thread(cpus)
+        pin_thread(cpus)
         for s in self.seats:
             if s.bot is not None and not s.bot.exited:
                 sbx.spread_tree(s.bot.pid, cpus)
@@ -1047,7 +1047,7 @@ class Match:
             result = self.game.result(self._state)
         finally:
             if self._pinned_from:  # give this thread back its CPUs
-                _pin_thread(self._pinned_from)
+                pin_thread(self._pinned_from)
             with trio.CancelScope(shield=True):
                 await self._finish_bots(result)
             idle_poll = self._idle_poll.held
@@ -1130,8 +1130,9 @@ def resolve_command(text_or_argv: str | Sequence[str]) -> list[str]:
     return [argv[0]] + [os.path.abspath(a) if os.path.isfile(a) else a for a in argv[1:]]
 
 
-def _pin_thread(cpus: set[int]) -> None:
-    """Pin the calling thread; speed only, so a refusal (a cpuset that changed under
+def pin_thread(cpus: set[int]) -> None:
+    """Run the calling thread, and what it starts from now on, on ``cpus`` (--pin-cpus,
+    a league worker's share); speed only, so a refusal (a cpuset that changed under
     us) is ignored."""
     try:
         os.sched_setaffinity(0, cpus)

@@ -45,7 +45,7 @@ class Reply(msgspec.Struct, omit_defaults=True):
 
 async def _serve(out_fd: int) -> None:
     from ..cli import outcome_json
-    from ..match import BotSpec, Match, MatchConfig, SandboxFailure, UsageError
+    from ..match import BotSpec, Match, MatchConfig, SandboxFailure, UsageError, pin_thread
 
     decode_job = msgspec.json.Decoder(Job).decode
     encode = msgspec.json.Encoder().encode
@@ -55,7 +55,7 @@ async def _serve(out_fd: int) -> None:
     playing: list[Match] = []  # the match in progress, if any
 
     def spread() -> None:
-        confine_thread(all_cpus)
+        # Between matches there is nothing to widen: each job sets its own CPUs.
         for match in playing:
             match.spread(all_cpus)
 
@@ -90,7 +90,7 @@ async def _serve(out_fd: int) -> None:
                     reply = Reply(id="?", ok=False, error=f"bad job: {exc}")
                 else:
                     # The bots are started from this thread and inherit its CPUs.
-                    confine_thread(set(job.cpus or ()) & all_cpus or all_cpus)
+                    pin_thread(set(job.cpus or ()) & all_cpus or all_cpus)
                     match = Match(specs, cfg)
                     playing.append(match)
                     try:
@@ -123,16 +123,6 @@ def worker_popen_args() -> dict[str, Any]:
         "start_new_session": True,
         "env": {**os.environ, "PYTHONUNBUFFERED": "1"},
     }
-
-
-def confine_thread(cpus: set[int]) -> None:
-    """Run the calling thread (and what it starts from now on) on ``cpus``. Speed
-    only: a refusal (a cpuset changed under us) leaves the placement to the kernel."""
-    try:
-        if os.sched_getaffinity(0) != cpus:
-            os.sched_setaffinity(0, cpus)
-    except OSError:
-        pass
 
 
 def _write_all(fd: int, data: bytes) -> None:
