@@ -256,6 +256,14 @@ def alternate(
     return got
 
 
+def paired(runs: list[float], against: list[float]) -> str:
+    """Repetition by repetition, how ``runs`` compare with ``against`` (measured
+    next to each other): the median ratio and how often ``runs`` was faster."""
+    ratios = [r / a for r, a in zip(runs, against, strict=True)]
+    faster = sum(x > 1 for x in ratios)
+    return f"median {statistics.median(ratios):.2f}x, faster in {faster} of {len(ratios)}"
+
+
 def fmt_rate(values: list[float]) -> str:
     return f"{statistics.median(values):,.0f}/s"
 
@@ -326,25 +334,20 @@ def _versus(
         )
     )
     pinned = got["referee-pinned"]
-    paired = [p / r for p, r in zip(pinned, got["referee"], strict=True)]
     rep.add(
         Row(
             f"{what}: referee with --pin-cpus / floor",
             f"{statistics.median(pinned) / floor:.2f}x ({fmt_rate(pinned)}); paired against "
-            f"the default: median {statistics.median(paired):.2f}x, faster in "
-            f"{sum(x > 1 for x in paired)} of {len(paired)}",
+            f"the default: {paired(pinned, got['referee'])}",
         )
     )
     if IDLE_POLL:
         halt = got["referee-halt"]
-        paired = [r / h for r, h in zip(got["referee"], halt, strict=True)]
         rep.add(
             Row(
                 f"{what}: referee with --no-idle-poll / floor",
                 f"{statistics.median(halt) / floor:.2f}x ({fmt_rate(halt)}); the default "
-                f"(idle CPUs polling) against it, paired: median "
-                f"{statistics.median(paired):.2f}x, faster in "
-                f"{sum(x > 1 for x in paired)} of {len(paired)}",
+                f"(idle CPUs polling) against it, paired: {paired(got['referee'], halt)}",
             )
         )
     if basic_too:
@@ -733,14 +736,12 @@ def scenario_tournament(rep: Report, args: argparse.Namespace) -> None:
     )
     if "j2-nopin" in got:
         j2n = statistics.median(got["j2-nopin"])
-        paired = [p / n for p, n in zip(got["j2"], got["j2-nopin"], strict=True)]
         rep.add(
             Row(
                 f"{what}: -j 2 --no-pin-cpus / -j 1",
                 f"{j2n / j1:.2f}x ({j2n:,.0f} matches/min): every match left to the "
                 f"kernel's placement; the default (a CPU share per worker) against it, "
-                f"paired: median {statistics.median(paired):.2f}x, faster in "
-                f"{sum(x > 1 for x in paired)} of {len(paired)}",
+                f"paired: {paired(got['j2'], got['j2-nopin'])}",
             )
         )
     if not args.quick:
