@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import random
 import time
+import tracemalloc
 from collections.abc import Callable, Sequence
 from fractions import Fraction
 from typing import cast
@@ -14,10 +15,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from referee.games import chaos_scoring
 from referee.games.chaos import (
     DEFEATS,
     MOVES,
-    PAYOFF,
+    NONE,
     Action,
     ChaosHistory,
     ChaosLeague,
@@ -510,26 +512,18 @@ def test_components_bounded_on_random_matches(
 
 
 def random_history(seed: int, n: int, moves: int, spends: int) -> ChaosHistory:
+    """Random moves (1% faults) and up to ``spends`` random shadows per seat."""
     rng = np.random.default_rng(seed)
-    real = rng.integers(0, moves, (n, 2)).astype(np.int8)
-    real[rng.random((n, 2)) < 0.01] = -1
-    spent = np.zeros((n, 2), dtype=bool)
+    real = rng.integers(0, moves, (n, 2))
+    real[rng.random((n, 2)) < 0.01] = NONE
+    shadows = []
     for seat in (0, 1):
-        spent[rng.choice(n, min(spends, n), replace=False), seat] = True
-    spent &= real >= 0
-    shown = real.copy()
-    shown[spent] = rng.integers(0, moves, int(spent.sum()))
-    table = np.asarray(PAYOFF)[:moves, :moves]
-    points = np.where(
-        (real[:, [0]] >= 0) & (real[:, [1]] >= 0),
-        np.stack([table[real[:, 0], real[:, 1]], table[real[:, 1], real[:, 0]]], axis=1),
-        np.where(real >= 0, 1, -1),
-    ).astype(np.int8)
+        for index in rng.choice(n, min(spends, n), replace=False).tolist():
+            if real[index, seat] != NONE:
+                shadows.append((index, seat, int(rng.integers(0, moves))))
     return ChaosHistory(
-        real=real,
-        shown=shown,
-        spent=spent,
-        points=points,
+        codes=(real[:, 0] * 6 + real[:, 1]).astype(np.uint8).tobytes(),
+        shadows=sorted(shadows),
         tokens_start=spends,
         rounds_total=n,
         disqualified=(False, False),
@@ -561,3 +555,56 @@ def test_million_round_match_scores_fast() -> None:
     # Typically 0.2-0.4 s; the bound is loose so a busy machine does not fail
     # it, but a per-round Python loop would.
     assert elapsed < 3.0
+
+
+def test_million_round_match_scores_in_blocks() -> None:
+    # A whole-match array of one byte per round and seat would be 2 MB; the
+    # model reads the rounds in blocks of 16,384.
+    history = random_history(1, 1_000_000, 5, 50)
+    score_match(history)  # warm-up: imports and cached tables
+    tracemalloc.start()
+    try:
+        score_match(history)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 1_000_000
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n=st.integers(1, 400),
+    moves=st.sampled_from([3, 5]),
+    spends=st.integers(0, 60),
+    chunk=st.integers(1, 50),
+)
+def test_scores_do_not_depend_on_the_block_size(
+    seed: int, n: int, moves: int, spends: int, chunk: int
+) -> None:
+    # Contexts look one round back, the response model one round ahead and
+    # pressure up to five rounds ahead of a spend: all of them cross blocks.
+    history = random_history(seed, n, moves, spends)
+    whole = explain(history)
+    default = chaos_scoring._CHUNK
+    chaos_scoring._CHUNK = chunk
+    try:
+        assert explain(history) == whole
+    finally:
+        chaos_scoring._CHUNK = default
+
+
+def test_history_blocks_match_the_rounds_played() -> None:
+    history = random_history(7, 300, 5, 40)
+    codes = np.frombuffer(history.codes, dtype=np.uint8)
+    real = np.stack([codes // 6, codes % 6], axis=1).astype(np.int8)
+    real[real == NONE] = -1
+    shown, spent = real.copy(), np.zeros(real.shape, dtype=bool)
+    for index, seat, move in history.shadows:
+        shown[index, seat], spent[index, seat] = move, True
+    for start, stop in [(0, 300), (0, 1), (5, 6), (17, 200), (299, 300), (120, 120)]:
+        block = history.block(start, stop)
+        assert (block[0] == real[start:stop]).all()
+        assert (block[1] == shown[start:stop]).all()
+        assert (block[2] == spent[start:stop]).all()
+    assert len(history.shadows) > 40 and spent.sum() == len(history.shadows)

@@ -24,6 +24,8 @@ Rules as implemented (see protocol/README.md for the bot's view):
 
 from __future__ import annotations
 
+import functools
+from bisect import bisect_left
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any, ClassVar, Literal
@@ -200,12 +202,16 @@ class ChaosState:
 
 
 class ChaosHistory(msgspec.Struct, frozen=True):
-    """Per-round arrays, shape (rounds_played, 2): the scoring model's input."""
+    """The rounds of a match as the rules keep them: the scoring model's input.
 
-    real: Any  # int8, -1 for no move
-    shown: Any  # int8, -1 for no move
-    spent: Any  # bool
-    points: Any  # int8
+    One code a round (``real0 * 6 + real1``, NONE for no move; see CODE_POINTS)
+    and the rounds where a token was spent, so scoring a million-round match
+    needs no round-sized arrays: it reads the rounds in blocks (``block``). The
+    properties ``real``, ``shown``, ``spent`` and ``points`` build whole arrays of
+    shape (rounds, 2), for tests and analysis."""
+
+    codes: Any  # a buffer of uint8 codes, one a round (bytes, bytearray, uint8 array)
+    shadows: Sequence[tuple[int, int, int]]  # (round index, seat, shown move), by round
     tokens_start: int
     rounds_total: int  # rounds the match was scheduled for
     disqualified: tuple[bool, bool]
@@ -213,6 +219,61 @@ class ChaosHistory(msgspec.Struct, frozen=True):
     # Rounds never played because a seat was disqualified; each is -1 for a
     # disqualified seat and +1 for one that was not.
     forfeited: int = 0
+
+    @property
+    def rounds(self) -> int:
+        """Rounds played."""
+        return len(self.codes)
+
+    def block(self, start: int, stop: int) -> tuple[Any, Any, Any, Any]:
+        """Rounds ``start`` to ``stop - 1`` as four arrays of shape (rounds, 2):
+        real moves (int8, -1 for no move), shown moves (likewise), whether a token
+        was spent (bool) and points (int8)."""
+        import numpy as np
+
+        real_of, points_of = code_arrays()
+        codes = np.frombuffer(self.codes, dtype=np.uint8)[start:stop]
+        if len(codes) and int(codes.max()) >= _CODES:
+            raise ValueError(f"history code {int(codes.max())} is not a code of this game")
+        real = real_of[codes]
+        spent = np.zeros(real.shape, dtype=np.bool_)
+        shown = real
+        first = bisect_left(self.shadows, start, key=_round_of)
+        last = bisect_left(self.shadows, stop, key=_round_of)
+        if first < last:
+            shown = real.copy()
+            for index, seat, move in self.shadows[first:last]:
+                shown[index - start, seat] = move
+                spent[index - start, seat] = True
+        return real, shown, spent, points_of[codes]
+
+    @property
+    def real(self) -> Any:
+        return self.block(0, self.rounds)[0]
+
+    @property
+    def shown(self) -> Any:
+        return self.block(0, self.rounds)[1]
+
+    @property
+    def spent(self) -> Any:
+        return self.block(0, self.rounds)[2]
+
+    @property
+    def points(self) -> Any:
+        return self.block(0, self.rounds)[3]
+
+
+def _round_of(shadow: tuple[int, int, int]) -> int:
+    return shadow[0]
+
+
+@functools.cache
+def code_arrays() -> tuple[Any, Any]:
+    """Per history code: the real moves and the points, as int8 arrays of shape (36, 2)."""
+    import numpy as np
+
+    return np.array(_CODE_REAL, dtype=np.int8), np.array(CODE_POINTS, dtype=np.int8)
 
 
 class ChaosLeague(Game[ChaosState]):
@@ -374,26 +435,10 @@ class ChaosLeague(Game[ChaosState]):
         return state.step > self.rounds or state.disqualified[0] or state.disqualified[1]
 
     def history(self, state: ChaosState) -> ChaosHistory:
-        # numpy is imported here, not at module level: a match only needs it at the end,
-        # and the import is a third of the referee's start-up time.
-        import numpy as np
-
-        # A view of the history, not a copy; it is gone when this returns (``real``
-        # and ``points`` are new arrays), so the state may still grow afterwards.
-        codes = np.frombuffer(state.hist, dtype=np.uint8)
-        real = np.asarray(_CODE_REAL, dtype=np.int8)[codes]
-        # Shown moves are the real ones except where a token was spent. (np.zeros
-        # pages that are never written cost no memory.)
-        shown = real.copy() if state.shadows else real
-        spent = np.zeros(real.shape, dtype=np.bool_)
-        for index, seat, move in state.shadows:
-            shown[index, seat] = move
-            spent[index, seat] = True
+        # The state's own buffer, not a copy: take it when the match is over.
         return ChaosHistory(
-            real=real,
-            shown=shown,
-            spent=spent,
-            points=np.array(CODE_POINTS, dtype=np.int8)[codes],
+            codes=state.hist,
+            shadows=tuple(state.shadows),
             tokens_start=self.tokens,
             rounds_total=self.rounds,
             disqualified=(state.disqualified[0], state.disqualified[1]),

@@ -19,7 +19,8 @@ with every component in [-1, 1]:
   the shown move than of its reaction to the real one; minus a fixed cost per
   token; summed and divided by (tokens spent + K_D).
 
-Only the ``ChaosHistory`` arrays are used. Everything is vectorised numpy with
+Only the ``ChaosHistory`` is used, read in blocks of rounds (``_count_rounds``)
+so that no array is as long as the match. Everything is vectorised numpy with
 no randomness; counts are exact integers and sums of floats use ``math.fsum``,
 so the six-decimal scores are the same on every run and platform.
 """
@@ -32,7 +33,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .chaos import PAYOFF, ChaosHistory
+from .chaos import PAYOFF, ChaosHistory, code_arrays
 
 # Component weights (rules, section 7).
 W_STANDARD = 0.70
@@ -76,12 +77,19 @@ def pressure_mask(spent_opp: BoolArray, window: int = PRESSURE_WINDOW) -> BoolAr
     Round t (0-based) is under pressure when the opponent spent a token in one
     of the rounds t-window .. t-1, i.e. the seat's view of the opponent's last
     move was a lie at most ``window`` rounds ago."""
-    n = len(spent_opp)
-    mask = np.zeros(n, dtype=np.bool_)
+    # (flatnonzero would copy a strided column)
+    return _pressure_block(np.nonzero(spent_opp)[0], 0, len(spent_opp), window)
+
+
+def _pressure_block(spends_opp: IntArray, start: int, stop: int, window: int) -> BoolArray:
+    """``pressure_mask`` for rounds ``start`` to ``stop - 1`` only, from the sorted
+    rounds where the opponent spent a token."""
+    mask = np.zeros(stop - start, dtype=np.bool_)
     # Spends are few (at most the token count), so marking the window after each
     # one is cheap and needs no round-sized temporaries (memory matters at 10^6 rounds).
-    for i in np.nonzero(spent_opp)[0]:  # (flatnonzero would copy a strided column)
-        mask[i + 1 : i + 1 + window] = True
+    lo, hi = np.searchsorted(spends_opp, (start - window, stop - 1))
+    for i in spends_opp[lo:hi].tolist():
+        mask[max(0, i + 1 - start) : i + 1 + window - start] = True
     return mask
 
 
@@ -116,76 +124,113 @@ def _hindsight_exploit(counts: NDArray[np.int64], table: NDArray[np.int64]) -> t
     return int(won.max(axis=1).sum()), int((counts.sum(axis=1) > 0).sum())
 
 
-def _context_counts(
-    seat: int, real: IntArray, shown: IntArray, pts: IntArray, m: int
-) -> list[NDArray[np.int64]]:
-    """Move counts per context for each of EXPLOITERS, over the rounds the seat
-    moved: no context; the seat's previous move as shown; the opponent's
-    previous move as shown; the seat's previous result.
+class _SeatCounts:
+    """Everything one seat's bonuses count over the rounds, filled block by block."""
+
+    def __init__(self, m: int) -> None:
+        self.net = 0  # points over the rounds played
+        self.pressure_rounds = 0
+        self.pressure_points = 0
+        # Move counts per context for each of EXPLOITERS (see _count_contexts).
+        self.contexts = [np.zeros((k, m), dtype=np.int64) for k in (1, m + 1, m + 1, 4)]
+        # response[x, y]: the opponent's move y right after an honest x (response_model).
+        self.response = np.zeros((m, m), dtype=np.int64)
+
+
+def _count_contexts(
+    counts: list[NDArray[np.int64]],
+    mv: IntArray,
+    before_shown: IntArray,
+    before_opp: IntArray,
+    before_points: IntArray,
+    m: int,
+) -> None:
+    """Add one block's moves ``mv`` to the counts per context: no context; the
+    seat's previous move as shown; the opponent's previous move as shown; the
+    seat's previous result. ``before_*`` are the rounds before those of ``mv``,
+    one shorter when the block starts at round 1 (which has no previous round).
 
     Value m stands for "no previous move" (round 1, or after a fault); result
     context 3 is round 1 only (a fault is a loss). Contexts are the moves as
     displayed: what the opponent saw of the seat, and what the seat saw of the
     opponent (and reacted to); the opponent knows both, so it could condition on
-    either. Counted in chunks of rounds, so a million-round match needs no
-    round-sized temporaries."""
-    opp = 1 - seat
-    n = len(real)
-    sizes = (1, m + 1, m + 1, 4)
-    counts = [np.zeros(k * m, dtype=np.int64) for k in sizes]
+    either."""
+    k = len(mv)
+    first = k - len(before_shown)
+    prev_own = np.full(k, m, dtype=np.int8)
+    prev_opp = np.full(k, m, dtype=np.int8)
+    prev_result = np.full(k, 3, dtype=np.int8)
+    prev_own[first:] = np.where(before_shown >= 0, before_shown, m)
+    prev_opp[first:] = np.where(before_opp >= 0, before_opp, m)
+    prev_result[first:] = before_points + 1  # loss 0, draw 1, win 2
+    moved = mv >= 0
+    # Usually every round has a move; then nothing needs copying.
+    if not bool(moved.all()):
+        mv, prev_own, prev_opp, prev_result = (
+            mv[moved],
+            prev_own[moved],
+            prev_opp[moved],
+            prev_result[moved],
+        )
+    mv_codes = mv.astype(np.intp)
+    for table, ctx in zip(counts[1:], (prev_own, prev_opp, prev_result), strict=True):
+        codes = ctx.astype(np.intp) * m
+        codes += mv_codes
+        table += np.bincount(codes, minlength=table.size).reshape(table.shape)
+    counts[0] += np.bincount(mv_codes, minlength=m).reshape(1, m)
+
+
+def _count_rounds(history: ChaosHistory, m: int) -> list[_SeatCounts]:
+    """One pass over the rounds in blocks of _CHUNK, for both seats. Each block
+    is read with the round before it, which the contexts and the response model
+    look back to; so a million-round match needs no round-sized arrays."""
+    n = history.rounds
+    seats = [_SeatCounts(m), _SeatCounts(m)]
+    spends = [_spends(history, seat)[0] for seat in (0, 1)]
     for start in range(0, n, _CHUNK):
         stop = min(n, start + _CHUNK)
-        mv = real[start:stop, seat]
-        prev_own = np.full(stop - start, m, dtype=np.int8)
-        prev_opp = np.full(stop - start, m, dtype=np.int8)
-        prev_result = np.full(stop - start, 3, dtype=np.int8)
-        first = 1 if start == 0 else 0  # round 1 has no previous round
-        lo = start - 1 + first
-        if stop - 1 > lo:
-            own, other = shown[lo : stop - 1, seat], shown[lo : stop - 1, opp]
-            prev_own[first:] = np.where(own >= 0, own, m)
-            prev_opp[first:] = np.where(other >= 0, other, m)
-            prev_result[first:] = pts[lo : stop - 1] + 1  # loss 0, draw 1, win 2
-        moved = mv >= 0
-        # Usually every round has a move; then nothing needs copying.
-        if not bool(moved.all()):
-            mv, prev_own, prev_opp, prev_result = (
-                mv[moved],
-                prev_own[moved],
-                prev_opp[moved],
-                prev_result[moved],
+        # From the round before the block (if any) to its last round.
+        real, shown, spent, points = history.block(max(0, start - 1), stop)
+        if int(real.max()) >= m or int(shown.max()) >= m:
+            raise ValueError("a move index is out of range for this game")
+        own = slice(1, None) if start else slice(None)  # the block's own rounds
+        for seat, c in enumerate(seats):
+            opp = 1 - seat
+            pts = points[own, seat]
+            c.net += int(pts.sum(dtype=np.int64))
+            pressure = _pressure_block(spends[opp], start, stop, PRESSURE_WINDOW)
+            c.pressure_rounds += int(pressure.sum())
+            c.pressure_points += int(pts[pressure].sum(dtype=np.int64))
+            _count_contexts(
+                c.contexts,
+                real[own, seat],
+                shown[:-1, seat],
+                shown[:-1, opp],
+                points[:-1, seat],
+                m,
             )
-        mv_codes = mv.astype(np.intp)
-        for flat, ctx in zip(counts[1:], (prev_own, prev_opp, prev_result), strict=True):
-            codes = ctx.astype(np.intp) * m
-            codes += mv_codes
-            flat += np.bincount(codes, minlength=len(flat))
-        counts[0] += np.bincount(mv_codes, minlength=m)
-    return [flat.reshape(k, m) for flat, k in zip(counts, sizes, strict=True)]
+            # Round t's honest real move x and the opponent's move y in round t+1.
+            x, y = real[:-1, seat], real[1:, opp]
+            honest = ~spent[:-1, seat] & (x >= 0) & (y >= 0)
+            c.response += _pair_counts(x, y, m, m, where=honest)
+    return seats
 
 
-def _anti_exploitation(
-    seat: int,
-    real: IntArray,
-    shown: IntArray,
-    spent: BoolArray,
-    points: IntArray,
-    table: NDArray[np.int64],
-) -> dict[str, float]:
-    n = len(points)
-    opp = 1 - seat
-    m = table.shape[0]
-    pts = points[:, seat]
+def _spends(history: ChaosHistory, seat: int) -> tuple[IntArray, IntArray]:
+    """The rounds where ``seat`` spent a token, in order, and the moves it showed."""
+    mine = [(index, move) for index, s, move in history.shadows if s == seat]
+    rounds = np.array([index for index, _ in mine], dtype=np.int64)
+    shown = np.array([move for _, move in mine], dtype=np.int64)
+    return rounds, shown
 
+
+def _anti_exploitation(n: int, c: _SeatCounts, table: NDArray[np.int64]) -> dict[str, float]:
     # Resilience: results in rounds under deception pressure vs all others.
-    pressure = pressure_mask(spent[:, opp])
-    n_p = int(pressure.sum())
+    n_p = c.pressure_rounds
     n_c = n - n_p
     if n_p and n_c:
-        sum_all = int(pts.sum(dtype=np.int64))
-        sum_p = int(pts[pressure].sum(dtype=np.int64))
-        mean_p = sum_p / n_p
-        mean_c = (sum_all - sum_p) / n_c
+        mean_p = c.pressure_points / n_p
+        mean_c = (c.net - c.pressure_points) / n_c
         gap = mean_p - mean_c  # in [-2, 2]
         # The gap's variance scales with 1/n_p + 1/n_c = 1/n_eff.
         n_eff = n_p * n_c / (n_p + n_c)
@@ -195,10 +240,10 @@ def _anti_exploitation(
     resilience = 0.5 * gap * weight
 
     # Exploitability: how much a hindsight exploiter conditioning on what an
-    # opponent can observe would have won (see _context_counts).
+    # opponent can observe would have won (see _count_contexts).
     rates: dict[str, float] = {}
     excess = 0.0
-    for name, counts in zip(EXPLOITERS, _context_counts(seat, real, shown, pts, m), strict=True):
+    for name, counts in zip(EXPLOITERS, c.contexts, strict=True):
         n_moved = int(counts.sum())
         if n_moved == 0:
             rates[name] = 0.0
@@ -227,20 +272,13 @@ def _anti_exploitation(
     }
 
 
-def response_model(seat: int, real: IntArray, spent: BoolArray, moves: int) -> NDArray[np.float64]:
+def response_model(counts: NDArray[np.int64]) -> NDArray[np.float64]:
     """f[x, y]: how often the opponent plays y right after being shown the
-    seat's real move x, from honest rounds only (the seat did not spend, so what
-    the opponent saw was true). Each row is smoothed toward the opponent's
-    overall mix over the same rounds with ``RESPONSE_PRIOR`` pseudo-rounds."""
-    opp = 1 - seat
-    counts = np.zeros((moves, moves), dtype=np.int64)
-    # In chunks of rounds, like _pair_counts, so the masks stay small.
-    for start in range(0, len(real) - 1, _CHUNK):
-        stop = min(len(real) - 1, start + _CHUNK)
-        x = real[start:stop, seat]
-        y = real[start + 1 : stop + 1, opp]
-        honest = ~spent[start:stop, seat] & (x >= 0) & (y >= 0)
-        counts += _pair_counts(x, y, moves, moves, where=honest)
+    seat's real move x, from ``counts[x, y]`` over honest rounds only (the seat
+    did not spend, so what the opponent saw was true). Each row is smoothed toward
+    the opponent's overall mix over the same rounds with ``RESPONSE_PRIOR``
+    pseudo-rounds."""
+    moves = counts.shape[0]
     total = int(counts.sum())
     marginal = counts.sum(axis=0) / total if total else np.full(moves, 1.0 / moves)
     rows = counts.sum(axis=1, keepdims=True) + RESPONSE_PRIOR
@@ -248,24 +286,22 @@ def response_model(seat: int, real: IntArray, spent: BoolArray, moves: int) -> N
 
 
 def _deception(
-    seat: int,
-    real: IntArray,
-    shown: IntArray,
-    spent: BoolArray,
-    table: NDArray[np.int64],
+    seat: int, history: ChaosHistory, c: _SeatCounts, table: NDArray[np.int64]
 ) -> dict[str, float]:
-    n = len(real)
+    n = history.rounds
     opp = 1 - seat
-    m = table.shape[0]
-    f = response_model(seat, real, spent, m)
+    f = response_model(c.response)
 
-    spends = np.nonzero(spent[:, seat])[0]
+    spends, shadows = _spends(history, seat)
     tokens = len(spends)
-    j = spends[spends + 1 < n]  # a spend in the last round misleads nobody
-    v = shown[j, seat].astype(np.intp)  # what the opponent saw
-    r = real[j, seat].astype(np.intp)  # what the seat really played
-    b = real[j + 1, seat].astype(np.intp)  # the seat's next move
-    o = real[j + 1, opp].astype(np.intp)  # the opponent's reply to the shown move
+    keep = spends + 1 < n  # a spend in the last round misleads nobody
+    j, v = spends[keep], shadows[keep]  # v: what the opponent saw
+    real_of, _ = code_arrays()
+    codes = np.frombuffer(history.codes, dtype=np.uint8)
+    then, after = real_of[codes[j]].astype(np.intp), real_of[codes[j + 1]].astype(np.intp)
+    r = then[:, seat]  # what the seat really played
+    b = after[:, seat]  # the seat's next move
+    o = after[:, opp]  # the opponent's reply to the shown move
     # A shadow equal to the real move hides nothing and earns nothing.
     ok = (v != r) & (v >= 0) & (r >= 0) & (b >= 0) & (o >= 0)
     v, r, b, o = v[ok], r[ok], b[ok], o[ok]
@@ -296,33 +332,24 @@ def explain(history: ChaosHistory) -> list[dict[str, float]]:
 
     The first four keys are the scores exactly as ``score_match`` returns them;
     the others are unrounded diagnostics named as in docs/scoring.md."""
-    # Narrow dtypes: scoring a long match is bound by memory traffic.
-    real = np.asarray(history.real, dtype=np.int8).reshape(-1, 2)
-    shown = np.asarray(history.shown, dtype=np.int8).reshape(-1, 2)
-    spent = np.asarray(history.spent, dtype=np.bool_).reshape(-1, 2)
-    points = np.asarray(history.points, dtype=np.int8).reshape(-1, 2)
-    n = len(points)
-    if not (len(real) == len(shown) == len(spent) == n):
-        raise ValueError("history arrays must all have the same number of rounds")
+    n = history.rounds
     moves = int(history.moves)
     if moves not in (3, 5):
         raise ValueError(f"unsupported number of moves: {moves}")
-    if n and (int(real.max()) >= moves or int(shown.max()) >= moves):
-        raise ValueError("a move index is out of range for this game")
     table = _payoff(moves)
+    counts = _count_rounds(history, moves)
     forfeited = int(history.forfeited)
     # Normally rounds_total == n + forfeited; the max keeps Standard in [-1, 1]
     # even for a hand-built history that disagrees.
     scheduled = max(int(history.rounds_total), n + forfeited)
-    net_played = points.sum(axis=0, dtype=np.int64)
 
     out = []
     for seat in (0, 1):
         dq = bool(history.disqualified[seat])
-        net = int(net_played[seat]) + (-forfeited if dq else forfeited)
+        net = counts[seat].net + (-forfeited if dq else forfeited)
         standard = net / scheduled if scheduled else 0.0
-        anti = _anti_exploitation(seat, real, shown, spent, points, table)
-        dec = _deception(seat, real, shown, spent, table)
+        anti = _anti_exploitation(n, counts[seat], table)
+        dec = _deception(seat, history, counts[seat], table)
         if dq:
             # A disqualified seat gets the minimum of both bonuses, so a
             # disqualification can never improve a score.
