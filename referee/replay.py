@@ -197,6 +197,10 @@ class ReplayWriter:
             self._gz = None
         self._raw.close()
         self._raw = None
+        if not self.lines and self.path is not None:
+            # Nothing was recorded (the match never got as far as its header): an
+            # empty file would only fail `referee verify`, so none is left behind.
+            self.path.unlink(missing_ok=True)
 
 
 class ReplayError(Exception):

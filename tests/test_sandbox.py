@@ -664,7 +664,10 @@ ROCK_BOT = f"{sys.executable} {ROOT / 'tests' / 'zoo' / 'rock.py'}"
 
 
 def test_a_launcher_that_fails_voids_the_match_with_a_one_line_error(tmp_path: Path) -> None:
-    done = _with_fake_bwrap(tmp_path, "match", ROCK_BOT, ROCK_BOT, "--sandbox", "bwrap")
+    replay = tmp_path / "voided.jsonl"
+    done = _with_fake_bwrap(
+        tmp_path, "match", ROCK_BOT, ROCK_BOT, "--sandbox", "bwrap", "--replay", str(replay)
+    )
     # Nobody is charged: no result, and the organiser is told why, in one line.
     assert done.returncode == 1, done.stdout + done.stderr
     assert done.stdout == ""
@@ -675,6 +678,9 @@ def test_a_launcher_that_fails_voids_the_match_with_a_one_line_error(tmp_path: P
         rf"referee match: the sandbox could not start seat [01]: {re.escape(FAKE_BWRAP_ERROR)}",
         lines[0],
     ), lines
+    # No empty replay is left behind; the seats' stderr logs, which say why, are.
+    assert not replay.exists()
+    assert FAKE_BWRAP_ERROR in (tmp_path / "voided.seat0.stderr.log").read_text()
 
 
 def test_a_launcher_that_fails_stops_a_league_and_says_why(tmp_path: Path) -> None:
