@@ -1069,6 +1069,25 @@ def scenario_iocaine(rep: Report, args: argparse.Namespace) -> None:
             f"{v['last-1000 cpu median']:.0f} us",
         )
     )
+    found = re.search(r"cpu median per 1000 rounds: ([0-9. ]+)", text)
+    blocks = [float(x) for x in found.group(1).split()] if found else []
+    if len(blocks) >= 4:
+        # Growth with the round number: the least-squares slope of the per-block CPU
+        # medians once every window is full (Iocaine's longest is 1,000 rounds, so
+        # the first block does less work by design), as a share of the mean move.
+        steady = blocks[1:]
+        slope = statistics.linear_regression(range(len(steady)), steady).slope
+        growth = slope * (len(steady) - 1) / statistics.mean(steady)
+        rep.add(
+            Row(
+                f"{what}: growth over the match",
+                f"CPU median per 1,000-round block: first {blocks[0]:.0f} us (windows "
+                f"filling), then {min(steady):.0f}-{max(steady):.0f} us, fitted trend "
+                f"{slope:+.2f} us per 1,000 rounds ({growth:+.1%} over the match)",
+                "under +10%",
+                judge(growth < 0.10),
+            )
+        )
 
 
 def scenario_bytecodes(rep: Report, args: argparse.Namespace) -> None:

@@ -322,5 +322,7 @@ def test_iocaine_timing_entry_point() -> None:
     assert "p99" in proc.stdout and "first-1000 mean" in proc.stdout and "last-1000" in proc.stdout
     # The bench parses these two as well.
     assert "first-1000 cpu median" in proc.stdout and "last-1000 cpu median" in proc.stdout
+    blocks = proc.stdout.split("cpu median per 1000 rounds:", 1)[1].splitlines()[0].split()
+    assert len(blocks) == 2 and all(float(b) > 0 for b in blocks), proc.stdout
     mean_us = float(proc.stdout.split("mean", 1)[1].split("us")[0])
     assert mean_us < 5000, proc.stdout  # the bot aims at ~0.1 ms; this only catches blow-ups

@@ -409,6 +409,8 @@ def selftest_timing(rounds: int) -> None:
         f"  first-1000 cpu median {statistics.median(cpu[:1000]):.1f} us   "
         f"last-1000 cpu median {statistics.median(cpu[-1000:]):.1f} us"
     )
+    blocks = [statistics.median(cpu[i : i + 1000]) for i in range(0, len(cpu) - 999, 1000)]
+    print("  cpu median per 1000 rounds: " + " ".join(f"{b:.1f}" for b in blocks))
     print(f"  points vs sparring partner: {result['points'][0]:+d}")
 
 
