@@ -1,6 +1,7 @@
-"""A referee with a single CPU writes its replay records in batches (speed only,
-referee/match.py RECORD_BATCH): the replay holds the same records in step order,
-events in their place, and verifies."""
+"""A referee with a single CPU writes its replay records in batches and has its
+bots ask for short time slices (speed only, referee/match.py RECORD_BATCH and
+BOT_SLICE_NS): the replay holds the same records in step order, events in their
+place, and verifies."""
 
 from __future__ import annotations
 
@@ -13,9 +14,10 @@ from typing import Any
 
 import pytest
 import trio
-from conftest import ROOT, processes_mentioning, run_cli
+from conftest import ROOT, TEST_BOTS, processes_mentioning, run_cli
 
-from referee.match import RECORD_BATCH, BotSpec, Match, MatchConfig
+from referee import sandbox
+from referee.match import BOT_SLICE_NS, RECORD_BATCH, BotSpec, Match, MatchConfig
 
 PY = sys.executable
 ALL_CPUS = os.sched_getaffinity(0)
@@ -99,3 +101,77 @@ def test_a_match_spread_mid_batch_writes_the_batch_then_each_round(tmp_path, bot
     ahead = _play_spying(ONE_CPU, bot_copy("steady.py"), tmp_path / "m.jsonl", 600, 256)
     assert max(ahead[:200]) >= RECORD_BATCH
     assert set(ahead[300:]) == {1}
+
+
+def _slice_of(task: str) -> str:
+    """The time slice of /proc/<task> ("<pid>" or "<pid>/task/<tid>") in ns."""
+    for line in Path(f"/proc/{task}/sched").read_text().splitlines():
+        if line.startswith("se.slice"):
+            return line.split(":")[1].strip()
+    return "unknown"
+
+
+# A child at nice 3 with a second thread; it says "ready" once both are so.
+CHILD = """
+import os, sys, threading, time
+os.nice(3)
+threading.Thread(target=time.sleep, args=(60,), daemon=True).start()
+print("ready", flush=True)
+sys.stdin.read()
+"""
+
+
+def _slices_taken(ns: int) -> tuple[int, set[str], int]:
+    """Ask for slices of ``ns`` for a child with two threads; returns how many
+    threads took the request, the slices they then show, and the child's nice."""
+    child = subprocess.Popen([PY, "-c", CHILD], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    try:
+        assert child.stdout is not None and child.stdout.readline() == b"ready\n"
+        took = sandbox.slice_tree(child.pid, ns)
+        tasks = Path(f"/proc/{child.pid}/task").iterdir()
+        return (
+            took,
+            {_slice_of(f"{child.pid}/task/{t.name}") for t in tasks},
+            os.getpriority(os.PRIO_PROCESS, child.pid),
+        )
+    finally:
+        child.kill()
+        child.wait()
+
+
+KERNEL_TAKES_SLICES = _slices_taken(300_000)[1] == {"300000"}
+needs_slices = pytest.mark.skipif(
+    not KERNEL_TAKES_SLICES, reason="this kernel does not take time slice requests (Linux 6.12+)"
+)
+
+
+@needs_slices
+def test_a_slice_request_reaches_every_thread_and_keeps_the_nice_value() -> None:
+    assert _slices_taken(300_000) == (2, {"300000"}, 3)
+    took, slices, nice = _slices_taken(0)  # 0: the kernel's default
+    assert took == 2 and "300000" not in slices and len(slices) == 1 and nice == 3
+
+
+def _probe_slices(tmp_path: Path, cpus: set[int]) -> list[str]:
+    """The time slice each probe bot ran its first turn in, in a match on ``cpus``."""
+    replay = tmp_path / f"probe{len(cpus)}.jsonl"
+    bot = f"{PY} {TEST_BOTS / 'placement_probe.py'} cpus"
+    done = subprocess.run(
+        [PY, "-m", "referee", "match", bot, bot, "--rounds", "20", "--replay", str(replay)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+        preexec_fn=lambda: os.sched_setaffinity(0, cpus),
+    )
+    assert done.returncode == 0, done.stderr
+    logs = [tmp_path / f"probe{len(cpus)}.seat{seat}.stderr.log" for seat in (0, 1)]
+    return [log.read_text().split()[3] for log in logs]
+
+
+@needs_slices
+def test_bots_sharing_one_cpu_run_in_short_slices_and_others_in_the_default(tmp_path) -> None:
+    assert _probe_slices(tmp_path, ONE_CPU) == [str(BOT_SLICE_NS)] * 2
+    if len(ALL_CPUS) < 2:
+        pytest.skip("one CPU only: the default case needs two")
+    assert str(BOT_SLICE_NS) not in _probe_slices(tmp_path, ALL_CPUS)

@@ -8,8 +8,9 @@ read that from the replay header. Plays rock. Standard library only.
 asks, ``latunknown`` if it cannot read the limit (only the basic containment layer
 leaves /dev visible). ``cpus0``, ``cpus0-1``, ...: a league confines a match to its
 worker's share of the CPUs, and the bots inherit it. In ``cpus`` mode it also
-writes ``cpus <list>`` to stderr at the start and whenever the list changes, and
-takes MS milliseconds over each move (default 0)."""
+writes ``cpus <list> slice <ns>`` to stderr at the first turn and whenever either
+changes (the time slice it runs in, as /proc/self/sched gives it, or "unknown"),
+and takes MS milliseconds over each move (default 0)."""
 
 import json
 import os
@@ -30,6 +31,17 @@ def cpus() -> str:
     return "-".join(str(c) for c in sorted(os.sched_getaffinity(0)))
 
 
+def time_slice() -> str:
+    try:
+        with open("/proc/self/sched") as f:
+            for line in f:
+                if line.startswith("se.slice"):
+                    return line.split(":")[1].strip()
+    except OSError:
+        pass
+    return "unknown"
+
+
 mode = sys.argv[1]
 move_s = float(sys.argv[2]) / 1000 if len(sys.argv) > 2 else 0.0
 name = latency_name() if mode == "latency" else "cpus" + cpus()
@@ -42,10 +54,10 @@ for line in sys.stdin:
     if msg.get("type") != "turn":
         break
     if mode == "cpus":
-        now = cpus()
+        now = f"cpus {cpus()} slice {time_slice()}"
         if now != seen:
             seen = now
-            sys.stderr.write(f"cpus {now}\n")
+            sys.stderr.write(now + "\n")
             sys.stderr.flush()
         time.sleep(move_s)
     sys.stdout.write(json.dumps({"round": msg["round"], "real_move": "rock"}) + "\n")
