@@ -2,7 +2,7 @@
  * floor: the smallest referee that does the same exchange as the real one, to
  * measure how fast two bots can physically be driven on this machine.
  *
- *   floor [-n ROUNDS] [-t MOVE_MS] [-s SPIN_US] [-p] [-q] [-j] BOT1-ARGV... -- BOT2-ARGV...
+ *   floor [-n ROUNDS] [-t MOVE_MS] [-s SPIN_US] [-S SLICE_NS] [-p] [-q] [-j] BOT1... -- BOT2...
  *
  * Per round, like referee/match.py: build a Chaos League turn line for each bot
  * (same fields, same byte sizes), write both before reading either, then read
@@ -18,8 +18,10 @@
  * around). With -q it holds a zero CPU wake-up latency request on
  * /dev/cpu_dma_latency for its whole run, as the referee does by default
  * (referee/wakeup.py), so that idle CPUs poll instead of halting; it fails if the
- * request cannot be made, rather than measure something else. The benchmark runs
- * it in each of these ways and keeps the fastest.
+ * request cannot be made, rather than measure something else. With -S the bots
+ * ask for time slices of SLICE_NS nanoseconds (Linux 6.12+), as the referee's
+ * bots do when the match has a single CPU. The benchmark runs it in each of these
+ * ways and keeps the fastest.
  *
  * Prints one line: "rounds R wall_s W rounds_per_s X" (or JSON with -j). The wall
  * time runs from the first spawn to the last reap, the span the referee reports.
@@ -39,6 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -65,8 +68,19 @@ static double now_s(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static const char USAGE[] =
-    "usage: floor [-n ROUNDS] [-t MOVE_MS] [-s SPIN_US] [-p] [-q] [-j] BOT1... -- BOT2...\n";
+static const char USAGE[] = "usage: floor [-n ROUNDS] [-t MOVE_MS] [-s SPIN_US] [-S SLICE_NS] "
+                            "[-p] [-q] [-j] BOT1... -- BOT2...\n";
+
+/* struct sched_attr, first version: a fair task's sched_runtime is its slice request. */
+struct sched_attr_v0 {
+    uint32_t size, policy;
+    uint64_t flags;
+    int32_t nice;
+    uint32_t priority;
+    uint64_t runtime, deadline, period;
+};
+
+static unsigned long long slice_ns = 0; /* -S: the bots' slice request; 0: none */
 
 static void die(const char *what) {
     perror(what);
@@ -113,6 +127,13 @@ static void spawn(struct bot *b, char **argv) {
     if (pid == 0) {
         dup2(in[0], 0);
         dup2(out[1], 1);
+#ifdef SYS_sched_setattr
+        if (slice_ns) {
+            struct sched_attr_v0 a = {.size = sizeof a, .runtime = slice_ns};
+            if (syscall(SYS_sched_setattr, 0, &a, 0) != 0)
+                die("sched_setattr");
+        }
+#endif
         execvp(argv[0], argv);
         perror(argv[0]);
         _exit(127);
@@ -295,6 +316,8 @@ int main(int argc, char **argv) {
             move_s = atof(argv[++i]) / 1000.0;
         else if (strcmp(argv[i], "-s") == 0 && i + 1 < argc)
             spin_s = atof(argv[++i]) / 1e6;
+        else if (strcmp(argv[i], "-S") == 0 && i + 1 < argc)
+            slice_ns = strtoull(argv[++i], NULL, 10);
         else if (strcmp(argv[i], "-p") == 0)
             pin = 1;
         else if (strcmp(argv[i], "-q") == 0)

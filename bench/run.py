@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from referee.match import BOT_SLICE_NS
 from referee.wakeup import IdlePollHold
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -767,12 +768,17 @@ def _one_cpu_match(rep: Report, what: str) -> None:
     one = {cpus[0]}
     bot = [str(CBOT)]
     pinned = FLOORS["floor-pinned"]
+    slices = ["-S", str(BOT_SLICE_NS)]
     tmp = Path(tempfile.mkdtemp(prefix="bench-1cpu-"))
     replay = str(tmp / "match.jsonl")  # a league's matches write replays
     try:
         got = alternate(
             {
                 "floor-1cpu": lambda: run_floor(bot, bot, 10_000, cpus=one)["rounds_per_s"],
+                # As the referee's bots do on one CPU (Match._set_bot_slices).
+                "floor-1cpu-slices": lambda: run_floor(bot, bot, 10_000, slices, cpus=one)[
+                    "rounds_per_s"
+                ],
                 "referee-1cpu": lambda: run_referee(bot, bot, 10_000, replay, cpus=one)["rate"],
                 "floor-pinned": lambda: run_floor(bot, bot, 10_000, pinned)["rounds_per_s"],
                 "referee": lambda: run_referee(bot, bot, 10_000, replay)["rate"],
@@ -786,11 +792,14 @@ def _one_cpu_match(rep: Report, what: str) -> None:
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     med = {k: statistics.median(v) for k, v in got.items()}
+    floor = max(med["floor-1cpu"], med["floor-1cpu-slices"])  # the fastest, as elsewhere
     rep.add(
         Row(
             f"{what}: one match confined to one CPU, as -j 2 places each on two CPUs",
-            f"referee {med['referee-1cpu']:,.0f}/s, C floor {med['floor-1cpu']:,.0f}/s "
-            f"({med['referee-1cpu'] / med['floor-1cpu']:.2f}x); on the whole machine "
+            f"referee {med['referee-1cpu']:,.0f}/s, C floor {floor:,.0f}/s "
+            f"({med['referee-1cpu'] / floor:.2f}x; the floor's bots with the referee's "
+            f"short time slices {med['floor-1cpu-slices']:,.0f}/s, without "
+            f"{med['floor-1cpu']:,.0f}/s); on the whole machine "
             f"referee {med['referee']:,.0f}/s, C floor {med['floor-pinned']:,.0f}/s: two "
             f"confined matches play {2 * med['referee-1cpu'] / med['referee']:.2f}x the "
             f"rounds of one match alone (10,000 rounds, replay written)",
