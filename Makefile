@@ -35,8 +35,10 @@ demo: venv bots
 	$(PY) -m referee match iocaine trickster --seed 2026 --replay replays/demo.jsonl
 	$(PY) -m referee verify replays/demo.jsonl
 
-## A league of the sample bots (pool and finals) as in examples/league.toml.
+## A league of the sample bots (pool and finals) as in examples/league.toml; each run
+## plays a fresh one (the tournament command itself never overwrites a league).
 tournament-demo: venv bots
+	rm -rf out/league
 	$(PY) -m referee tournament --config examples/league.toml --out out/league
 
 ## Benchmarks: ratios against a C floor and peers (not part of the tests).
