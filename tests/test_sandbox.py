@@ -429,6 +429,21 @@ def test_kill_tree_kills_a_setsid_fork_tree(
     sandbox.sweep_escaped({bot.proc.pid})  # reap whatever died re-parented to us
 
 
+def test_a_process_group_with_nobody_left_is_told_without_reading_proc(monkeypatch) -> None:
+    child = subprocess.Popen(["sleep", "60"], start_new_session=True)
+    try:
+        assert sandbox._group_members(child.pid) == [child.pid]  # found by the /proc scan
+    finally:
+        child.kill()
+        child.wait()
+
+    def no_scan(path: str) -> list[str]:
+        raise AssertionError(f"listed {path}")
+
+    monkeypatch.setattr(sandbox.os, "listdir", no_scan)
+    assert sandbox._group_members(child.pid) == []  # reaped: the group is empty
+
+
 def test_tree_usage_sees_a_grandchilds_memory_and_cpu(
     layer: sandbox.Layer, spawn: Callable[..., Bot]
 ) -> None:
