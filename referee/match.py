@@ -295,7 +295,7 @@ class Match:
         #   bot's turn leaves the caches cold, so the pair loop writes the records
         #   in batches: 7% more rounds a second. The records, and their order, are
         #   the same.
-        # - The bots ask for short time slices once they are up (_share_one_cpu).
+        # - The bots ask for short time slices once they are up (_set_bot_slices).
         self._one_cpu = len(cpus) == 1
         self._record_batch = RECORD_BATCH if self._one_cpu else 1
         self.mux = Multiplexer([s.bot for s in self.seats if s.bot is not None], spin_s=spin_s)
