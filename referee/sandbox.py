@@ -1127,7 +1127,7 @@ def _group_members(pgid: int) -> list[int]:
 _doomed: dict[int, bytes] = {}
 _DOOMED_MAX = 65536
 # Teardown's waits for killed processes to exit, in seconds: the first, doubled up to
-# the last. (A fixed 2 ms was most of a short match's teardown, with the CPU idle.)
+# the last. (A fixed 2 ms was much of a short match's teardown, with the CPU idle.)
 _FIRST_PAUSE = 0.0002
 _LAST_PAUSE = 0.002
 
