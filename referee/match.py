@@ -317,9 +317,8 @@ class Match:
             # go back to the default.
             self.mux.spin_max = self.cfg.spin_us * 1e-6
             self.mux.reset_spin()
-            self._record_batch = 1
             if self._one_cpu:
-                self._one_cpu = False
+                self._one_cpu, self._record_batch = False, 1
                 self._set_bot_slices(0)
 
     def _set_bot_slices(self, ns: int) -> None:

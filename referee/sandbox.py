@@ -983,8 +983,10 @@ class _SchedAttr(ctypes.Structure):
     ]
 
 
-# (sched_setattr, sched_getattr) by machine; elsewhere no slice is asked for.
-_SCHED_ATTR_CALLS = {"x86_64": (314, 315), "aarch64": (274, 275), "riscv64": (274, 275)}
+# (sched_setattr, sched_getattr) on this machine; elsewhere no slice is asked for.
+_SCHED_ATTR_CALLS = {"x86_64": (314, 315), "aarch64": (274, 275), "riscv64": (274, 275)}.get(
+    os.uname().machine
+)
 _FAIR_POLICIES = (os.SCHED_OTHER, os.SCHED_BATCH)
 
 
@@ -995,10 +997,9 @@ def set_slice(tid: int, ns: int) -> bool:
     between 0.1 and 100 ms); older kernels accept and ignore it. False where it
     cannot be asked: another architecture, a real-time thread, a thread that is gone
     or not ours."""
-    calls = _SCHED_ATTR_CALLS.get(os.uname().machine)
-    if calls is None:
+    if _SCHED_ATTR_CALLS is None:
         return False
-    setattr_nr, getattr_nr = calls
+    setattr_nr, getattr_nr = _SCHED_ATTR_CALLS
     libc = _libc()
     attr = _SchedAttr()
     size = ctypes.sizeof(attr)

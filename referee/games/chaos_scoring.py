@@ -127,7 +127,9 @@ def _hindsight_exploit(counts: NDArray[np.int64], table: NDArray[np.int64]) -> t
 class _SeatCounts:
     """Everything one seat's bonuses count over the rounds, filled block by block."""
 
-    def __init__(self, m: int) -> None:
+    def __init__(self, m: int, spends: tuple[IntArray, IntArray]) -> None:
+        # The rounds where the seat spent a token, in order, and the moves it showed.
+        self.spends, self.shadows = spends
         self.net = 0  # points over the rounds played
         self.pressure_rounds = 0
         self.pressure_points = 0
@@ -185,8 +187,7 @@ def _count_rounds(history: ChaosHistory, m: int) -> list[_SeatCounts]:
     is read with the round before it, which the contexts and the response model
     look back to; so a million-round match needs no round-sized arrays."""
     n = history.rounds
-    seats = [_SeatCounts(m), _SeatCounts(m)]
-    spends = [_spends(history, seat)[0] for seat in (0, 1)]
+    seats = [_SeatCounts(m, _spends(history, seat)) for seat in (0, 1)]
     for start in range(0, n, _CHUNK):
         stop = min(n, start + _CHUNK)
         # From the round before the block (if any) to its last round.
@@ -198,7 +199,7 @@ def _count_rounds(history: ChaosHistory, m: int) -> list[_SeatCounts]:
             opp = 1 - seat
             pts = points[own, seat]
             c.net += int(pts.sum(dtype=np.int64))
-            pressure = _pressure_block(spends[opp], start, stop, PRESSURE_WINDOW)
+            pressure = _pressure_block(seats[opp].spends, start, stop, PRESSURE_WINDOW)
             c.pressure_rounds += int(pressure.sum())
             c.pressure_points += int(pts[pressure].sum(dtype=np.int64))
             _count_contexts(
@@ -292,7 +293,7 @@ def _deception(
     opp = 1 - seat
     f = response_model(c.response)
 
-    spends, shadows = _spends(history, seat)
+    spends, shadows = c.spends, c.shadows
     tokens = len(spends)
     keep = spends + 1 < n  # a spend in the last round misleads nobody
     j, v = spends[keep], shadows[keep]  # v: what the opponent saw

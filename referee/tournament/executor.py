@@ -94,9 +94,7 @@ class ProcessExecutor:
         self._size = max(1, size)
         self.log_dir = log_dir
         # Each worker's share of the CPUs, for jobs that may be confined (see Job).
-        self._shares = (
-            cpu_shares(sorted(os.sched_getaffinity(0)), self._size) if share_cpus else None
-        )
+        self._shares = cpu_shares(list(os.sched_getaffinity(0)), self._size) if share_cpus else None
         self._workers = [_Worker(i) for i in range(self._size)]
         self._idle_send, self._idle_recv = trio.open_memory_channel[_Worker](self._size)
         for w in self._workers:
