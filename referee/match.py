@@ -367,6 +367,7 @@ class Match:
             containment={
                 "layer": self.layer.name,
                 "description": self.layer.description,
+                "seccomp": list(self.layer.seccomp),
                 "limits": msgspec.to_builtins(cfg.limits),
                 "max_line": cfg.max_line,
             },

@@ -122,24 +122,28 @@ class BotProcess:
         self.seat = seat
         self.max_line = max_line
         self.stderr = StderrCapture(log=stderr_log)
-        in_r, in_w = os.pipe2(os.O_CLOEXEC)
-        out_r, out_w = os.pipe2(os.O_CLOEXEC)
-        err_r, err_w = os.pipe2(os.O_CLOEXEC)
         try:
-            self.popen = subprocess.Popen(
-                launch.argv,
-                stdin=in_r,
-                stdout=out_w,
-                stderr=err_w,
-                env=launch.env,
-                cwd=launch.cwd,
-                start_new_session=True,
-                close_fds=True,
-            )
-        except OSError as exc:
-            for fd in (in_r, in_w, out_r, out_w, err_r, err_w):
-                os.close(fd)
-            raise SpawnError(f"cannot start {launch.argv[0]}: {exc.strerror or exc}") from None
+            in_r, in_w = os.pipe2(os.O_CLOEXEC)
+            out_r, out_w = os.pipe2(os.O_CLOEXEC)
+            err_r, err_w = os.pipe2(os.O_CLOEXEC)
+            try:
+                self.popen = subprocess.Popen(
+                    launch.argv,
+                    stdin=in_r,
+                    stdout=out_w,
+                    stderr=err_w,
+                    env=launch.env,
+                    cwd=launch.cwd,
+                    start_new_session=True,
+                    close_fds=True,
+                    pass_fds=launch.pass_fds,
+                )
+            except OSError as exc:
+                for fd in (in_r, in_w, out_r, out_w, err_r, err_w):
+                    os.close(fd)
+                raise SpawnError(f"cannot start {launch.argv[0]}: {exc.strerror or exc}") from None
+        finally:
+            launch.close_fds()  # the bot's launcher has its own copies now
         for fd in (in_r, out_w, err_w):
             os.close(fd)
         self.started = time.monotonic()

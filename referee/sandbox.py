@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import fcntl
 import functools
 import marshal
 import math
@@ -54,6 +55,8 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import msgspec
+
+from . import seccomp
 
 MARKER_ENV = "REFEREE_BOT_MARKER"
 LAYERS = ("bwrap", "unshare", "landlock", "basic")  # strongest first: the order "auto" tries
@@ -139,21 +142,34 @@ class Layer(msgspec.Struct, frozen=True):
     # What the layer isolates beyond Layer 0: "net" (no network), "tcp" (TCP only),
     # "pid" (own pid namespace), "fs" (private filesystem view), "signals" (cannot
     # signal the referee), "proc" (cannot read other processes' /proc), "tmpfs" (sized
-    # /tmp and /dev/shm).
+    # /tmp and /dev/shm), "syscalls" (a seccomp filter refuses the calls in ``seccomp``).
     isolation: tuple[str, ...] = ()
     self_test_ms: float = 0.0
     skipped: tuple[str, ...] = ()  # stronger layers that failed under "auto", with reasons
     landlock_abi: int = 0  # 0 when Landlock is not applied by this layer
     tools: dict[str, str] = msgspec.field(default_factory=dict)  # resolved helper paths
+    # The system calls the layer's seccomp filter refuses (referee/seccomp.py); empty
+    # when it installs none.
+    seccomp: tuple[str, ...] = ()
 
 
 class Launch(msgspec.Struct, frozen=True):
-    """What to pass to ``subprocess.Popen`` (always with ``start_new_session=True``)."""
+    """What to pass to ``subprocess.Popen`` (always with ``start_new_session=True``).
+
+    ``pass_fds`` belong to the launch (the read end of a pipe holding the seccomp
+    filter, which bwrap reads): pass them to Popen, then call :meth:`close_fds`
+    whether or not the process started."""
 
     argv: list[str]
     env: dict[str, str]
     cwd: str
     layer: str
+    pass_fds: tuple[int, ...] = ()
+
+    def close_fds(self) -> None:
+        for fd in self.pass_fds:
+            with contextlib.suppress(OSError):
+                os.close(fd)
 
 
 class TreeUsage(NamedTuple):
@@ -245,13 +261,17 @@ def _probe_layer(name: str) -> Layer:
             + ("" if abi >= 6 else ", bots can signal the referee")
             + "; escaped processes are caught only by the subreaper sweep."
         )
+        refused = _seccomp_calls()
+        if refused:
+            isolation.append("syscalls")
         return Layer(
             "landlock",
-            f"landlock ABI {abi} (Python shim)",
+            f"landlock ABI {abi} (Python shim){_seccomp_note(refused)}",
             warning,
             tuple(isolation),
             landlock_abi=abi,
             tools=tools,
+            seccomp=refused,
         )
     if name == "unshare":
         # The namespaces are made by the shim with unshare(2), not by util-linux
@@ -264,7 +284,19 @@ def _probe_layer(name: str) -> Layer:
         if abi >= 1:
             isolation.append("fs")
             desc += f" + landlock ABI {abi}"
-        return Layer("unshare", desc, None, tuple(isolation), landlock_abi=abi, tools=tools)
+        refused = _seccomp_calls()
+        desc += _seccomp_note(refused)
+        if refused:
+            isolation.append("syscalls")
+        return Layer(
+            "unshare",
+            desc,
+            None,
+            tuple(isolation),
+            landlock_abi=abi,
+            tools=tools,
+            seccomp=refused,
+        )
     if name == "bwrap":
         path = shutil.which("bwrap")
         if path is None:
@@ -278,8 +310,50 @@ def _probe_layer(name: str) -> Layer:
         if "--size" in help_text:
             isolation.append("tmpfs")
         tools["bwrap"] = path
-        return Layer("bwrap", f"{version}; {limits_by}", None, tuple(isolation), tools=tools)
+        refused = _seccomp_calls() if "--seccomp" in help_text else ()
+        if refused:
+            isolation.append("syscalls")
+        return Layer(
+            "bwrap",
+            f"{version}; {limits_by}{_seccomp_note(refused)}",
+            None,
+            tuple(isolation),
+            tools=tools,
+            seccomp=refused,
+        )
     raise ValueError(name)
+
+
+def _seccomp_calls() -> tuple[str, ...]:
+    """What a seccomp filter refuses here: empty where this machine has no table in
+    referee/seccomp.py or the kernel takes no filters that return an errno."""
+    if seccomp.filter_program() is None:
+        return ()
+    try:
+        actions = Path("/proc/sys/kernel/seccomp/actions_avail").read_text().split()
+    except OSError:
+        return ()  # no CONFIG_SECCOMP_FILTER (the file came with Linux 4.14)
+    return tuple(seccomp.refused_calls()) if "errno" in actions else ()
+
+
+def _seccomp_note(refused: Sequence[str]) -> str:
+    return f"; seccomp refuses {len(refused)} system calls" if refused else ""
+
+
+def _seccomp_pipe() -> int:
+    """The read end of a pipe that holds the seccomp filter and is closed at the
+    other end: ``bwrap --seccomp FD`` reads it to the end. Numbered 10 or above, so
+    that the launch's own moves of fds 3 and 4 cannot land on it."""
+    program = seccomp.filter_program()
+    assert program is not None
+    r, w = os.pipe2(os.O_CLOEXEC)
+    try:
+        os.write(w, program)  # well under a pipe's buffer: never blocks
+        fd = fcntl.fcntl(r, fcntl.F_DUPFD_CLOEXEC, 10)
+    finally:
+        os.close(w)
+        os.close(r)
+    return fd
 
 
 def _require_userns() -> None:
@@ -306,9 +380,12 @@ def _self_test(layer: Layer) -> None:
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.PIPE,
+                pass_fds=launch.pass_fds,
             )
         except OSError as exc:
             raise SandboxError(f"self-test failed: {exc}") from exc
+        finally:
+            launch.close_fds()
         try:
             _, stderr = proc.communicate(timeout=10)
         except subprocess.TimeoutExpired as exc:
@@ -355,6 +432,7 @@ def containment_record(layer: Layer, limits: Limits) -> dict[str, Any]:
         "layer": layer.name,
         "description": layer.description,
         "isolation": list(layer.isolation),
+        "seccomp": list(layer.seccomp),
         "warning": layer.warning,
         "limits": msgspec.to_builtins(limits),
     }
@@ -405,6 +483,7 @@ def prepare_launch(
 
     shim_spec: dict[str, Any] = {}
     prefix: list[str] = []
+    pass_fds: tuple[int, ...] = ()
     if layer.name in ("landlock", "unshare") or "prlimit" not in layer.tools:
         # The shim is the first process anyway: let it set the limits too.
         shim_spec.update(_shim_limits(limits))
@@ -414,6 +493,9 @@ def prepare_launch(
         shim_spec["namespaces"] = True
     if layer.landlock_abi >= 1:
         shim_spec["landlock"] = _landlock_policy(layer.landlock_abi, ro_paths, scratch)
+    if layer.seccomp and layer.name in ("unshare", "landlock"):
+        # Installed by the shim last, just before it execs the bot (it still mounts).
+        shim_spec["seccomp"] = seccomp.filter_program()
     if shim_spec:
         prefix += _shim_argv(shim_spec)
     if layer.name != "bwrap":  # under bwrap the step that restores stdio announces
@@ -426,8 +508,14 @@ def prepare_launch(
         sh = layer.tools["sh"]
         prefix = [sh, "-c", _SH_STASH_STDIO, "sh", *prefix]
         prefix += _bwrap_args(layer, limits, ro_paths, scratch, env)
+        if layer.seccomp:
+            # bwrap installs the filter on the bot's side only, after its own setup.
+            pass_fds = (_seccomp_pipe(),)
+            prefix[-1:-1] = ["--seccomp", str(pass_fds[0])]  # before bwrap's "--"
         prefix += [sh, "-c", _SH_RESTORE_STDIO, "sh"]
-    return Launch(argv=prefix + argv, env=env, cwd=str(scratch), layer=layer.name)
+    return Launch(
+        argv=prefix + argv, env=env, cwd=str(scratch), layer=layer.name, pass_fds=pass_fds
+    )
 
 
 def _resolve_command(
@@ -698,7 +786,8 @@ def _shim_main(args: list[str]) -> None:
     """Launcher shim: ``python -I -S -c <this function's source> SPEC -- ARGV``.
 
     Applies SPEC (a marshalled dict, hex-encoded: rlimits, no-new-privs, parent-death
-    signal, oom_score_adj, namespaces, Landlock policy) to itself, then execs ARGV. It
+    signal, oom_score_adj, namespaces, Landlock policy, seccomp filter) to itself,
+    then execs ARGV. It
     runs without ``site`` so that it starts in a few ms, hence it is self-contained:
     standard library only, no module globals. Any failure exits with status 126 and a ``referee-sandbox:`` line on
     stderr; the bot is never started half-contained.
@@ -783,6 +872,16 @@ def _shim_main(args: list[str]) -> None:
         )
         os.close(ruleset)
 
+    def install_seccomp(program: bytes) -> None:  # from referee/seccomp.py
+        class SockFprog(ctypes.Structure):
+            _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+        buf = ctypes.create_string_buffer(program, len(program))
+        prog = SockFprog(len(program) // 8, ctypes.addressof(buf))
+        check(libc.prctl(38, 1, 0, 0, 0), "prctl(PR_SET_NO_NEW_PRIVS)")
+        # PR_SET_SECCOMP, SECCOMP_MODE_FILTER
+        check(libc.prctl(22, 2, ctypes.byref(prog), 0, 0), "prctl(PR_SET_SECCOMP)")
+
     def enter_namespaces() -> None:
         """New user, pid, net, mount, ipc and uts namespaces; fork the bot as pid 1.
 
@@ -850,6 +949,8 @@ def _shim_main(args: list[str]) -> None:
             enter_namespaces()  # returns in the new PID namespace's pid 1 only
         if spec.get("landlock"):
             apply_landlock(spec["landlock"])
+        if spec.get("seccomp"):
+            install_seccomp(spec["seccomp"])
         os.execv(argv[0], argv)
     except Exception as exc:  # every setup failure alike: never run the bot half-contained
         sys.stderr.write(f"referee-sandbox: {type(exc).__name__}: {exc}\n")

@@ -88,15 +88,19 @@ class Bot:
             layer=layer,
             marker=self.marker,
         )
-        self.proc = subprocess.Popen(
-            self.launch.argv,
-            env=self.launch.env,
-            cwd=self.launch.cwd,
-            start_new_session=True,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-        )
+        try:
+            self.proc = subprocess.Popen(
+                self.launch.argv,
+                env=self.launch.env,
+                cwd=self.launch.cwd,
+                start_new_session=True,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                pass_fds=self.launch.pass_fds,
+            )
+        finally:
+            self.launch.close_fds()
         sandbox.after_spawn(self.proc.pid)
 
     def line(self) -> str:
@@ -188,6 +192,8 @@ LIMITS_PROBE = """
         "oom": open("/proc/self/oom_score_adj").read().strip(),
         "cwd": os.getcwd(),
         "session_leader": os.getpgrp() == os.getsid(0) == os.getpid(),
+        "seccomp": status["Seccomp"].strip(),  # 2: a filter is installed
+        "fds": sorted(int(fd) for fd in os.listdir("/proc/self/fd")),
     }))
 """
 
@@ -210,6 +216,12 @@ def test_limits_visible_in_child(layer: sandbox.Layer, spawn: Callable[..., Bot]
     assert seen["cwd"] == str(bot.scratch.resolve())
     if layer.name in ("basic", "landlock"):
         assert seen["session_leader"]  # exec chain: the bot is the process Popen made
+    # The seccomp filter is in force exactly where the layer says so, and the pipe
+    # that handed it to bwrap is not left open in the bot (only stdio and the fd
+    # that listed /proc/self/fd).
+    assert seen["seccomp"] == ("2" if layer.seccomp else "0")
+    assert ("syscalls" in layer.isolation) == bool(layer.seccomp)
+    assert seen["fds"] == [0, 1, 2, 3]
 
 
 ENV_PROBE = """
@@ -579,14 +591,18 @@ def test_vanished_processes_are_harmless() -> None:
 
 def run_launch(launch: sandbox.Launch) -> subprocess.CompletedProcess[bytes]:
     """Run a prepared launch to the end, as the referee would start it."""
-    return subprocess.run(
-        launch.argv,
-        env=launch.env,
-        cwd=launch.cwd,
-        start_new_session=True,
-        capture_output=True,
-        timeout=60,
-    )
+    try:
+        return subprocess.run(
+            launch.argv,
+            env=launch.env,
+            cwd=launch.cwd,
+            start_new_session=True,
+            capture_output=True,
+            timeout=60,
+            pass_fds=launch.pass_fds,
+        )
+    finally:
+        launch.close_fds()
 
 
 def test_relative_script_is_resolved(
@@ -620,6 +636,7 @@ def test_broad_directories_are_never_exposed(tmp_path: Path) -> None:
         limits=Limits(),
         layer=layer,
     )
+    launch.close_fds()
     bound = {launch.argv[i + 1] for i, a in enumerate(launch.argv) if a == "--ro-bind"}
     assert str(Path.home()) not in bound
     assert "/" not in bound

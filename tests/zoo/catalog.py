@@ -2,7 +2,8 @@
 
 Every bot plays normally until round 3 (``BAD_ROUND``) and then does its one bad thing.
 Expectations depend on what the containment layer isolates (``Layer.isolation`` from
-``referee.sandbox``): "net", "tcp", "pid", "fs", "signals", "proc", "tmpfs". Run
+``referee.sandbox``): "net", "tcp", "pid", "fs", "signals", "proc", "tmpfs",
+"syscalls". Run
 ``python tests/zoo/catalog.py`` to print the table for the four layers.
 
 Command templates use these placeholders, filled in by the test at run time (no
@@ -34,9 +35,9 @@ BAD_ROUND = 3
 # The isolation sets of the layers as built on a machine with Landlock ABI >= 6 (see
 # referee.sandbox); tests use the real Layer.isolation of the machine they run on.
 TYPICAL_ISOLATION = {
-    "bwrap": frozenset({"net", "pid", "fs", "signals", "proc", "tmpfs"}),
-    "unshare": frozenset({"net", "pid", "signals", "proc", "fs"}),
-    "landlock": frozenset({"fs", "proc", "tcp", "signals"}),
+    "bwrap": frozenset({"net", "pid", "fs", "signals", "proc", "tmpfs", "syscalls"}),
+    "unshare": frozenset({"net", "pid", "signals", "proc", "fs", "syscalls"}),
+    "landlock": frozenset({"fs", "proc", "tcp", "signals", "syscalls"}),
     "basic": frozenset(),
 }
 
@@ -115,6 +116,17 @@ def _blocked_if(key: str, label: str, otherwise: str) -> Callable[[frozenset[str
         return ok(f"{label}: blocked" if key in isolation else f"{label}: {otherwise}")
 
     return expect
+
+
+def _syscalls(isolation: frozenset[str]) -> Expect:
+    # Without the filter the outcome depends on the machine (a sysctl may refuse
+    # io_uring, Yama may refuse ptrace): only the filter's promise is checked.
+    if "syscalls" not in isolation:
+        return ok()
+    return ok(*(f"{probe}: blocked" for probe in SYSCALL_PROBES))
+
+
+SYSCALL_PROBES = ("ptrace", "io_uring", "keyring", "affinity", "slice", "mount")
 
 
 def _tcp(isolation: frozenset[str]) -> Expect:
@@ -263,6 +275,7 @@ ZOO: tuple[ZooBot, ...] = (
     ),
     ZooBot("signal_referee", _py("signal_referee.py"), _signal),
     ZooBot("read_environ", _py("read_environ.py", "--name={secret_name}"), _environ),
+    ZooBot("refused_syscalls", _py("refused_syscalls.py"), _syscalls),
     # -- other runtimes
     ZooBot("node_rock", _node("rock.js"), _always(ok()), needs="node"),
 )
