@@ -25,6 +25,10 @@ containment research notes):
     resource limits, a clean environment and process-tree teardown only. It does not
     stop network use, file access or signals to the referee.
 
+The first three also refuse a short list of system calls with a seccomp filter
+(``referee/seccomp.py``): bwrap installs it (``--seccomp FD``, the read end of a pipe
+in ``Launch.pass_fds``), and so does the shim, last, before it execs the bot.
+
 Limits are set before the bot exists, by a launcher prefix rather than a
 ``preexec_fn``: ``prlimit ... -- setpriv --no-new-privs --pdeathsig KILL -- choom -n
 1000 --`` (util-linux; basic and bwrap), or a small Python shim (``python -I -S -c
