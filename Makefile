@@ -41,8 +41,11 @@ tournament-demo: venv bots
 	rm -rf out/league
 	$(PY) -m referee tournament --config examples/league.toml --out out/league
 
-## Benchmarks: ratios against a C floor and peers (not part of the tests).
+## Benchmarks: ratios against a C floor and peers (not part of the tests). The
+## referee's bytecode is compiled first, as pip does at install: an editable install
+## with PYTHONDONTWRITEBYTECODE set would otherwise compile it again in every process.
 bench: venv bots
+	$(PY) -m compileall -q referee
 	$(PY) bench/run.py $(BENCH_ARGS)
 
 ## Regenerate protocol/schemas/*.json from the message Structs.
