@@ -1080,23 +1080,35 @@ def scenario_iocaine(rep: Report, args: argparse.Namespace) -> None:
     )
     found = re.search(r"cpu median per 1000 rounds: ([0-9. ]+)", text)
     blocks = [float(x) for x in found.group(1).split()] if found else []
-    if len(blocks) >= 4:
-        # Growth with the round number: the least-squares slope of the per-block CPU
-        # medians once every window is full (Iocaine's longest is 1,000 rounds, so
-        # the first block does less work by design), as a share of the mean move.
-        steady = blocks[1:]
-        slope = statistics.linear_regression(range(len(steady)), steady).slope
-        growth = slope * (len(steady) - 1) / statistics.mean(steady)
-        rep.add(
-            Row(
-                f"{what}: growth over the match",
-                f"CPU median per 1,000-round block: first {blocks[0]:.0f} us (windows "
-                f"filling), then {min(steady):.0f}-{max(steady):.0f} us, fitted trend "
-                f"{slope:+.2f} us per 1,000 rounds ({growth:+.1%} over the match)",
-                "under +10%",
-                judge(growth < 0.10),
-            )
+    pair = re.search(
+        r"interleaved cpu median: rounds (\S+) ([0-9.]+) us\s+rounds (\S+) ([0-9.]+) us", text
+    )
+    if pair is None or len(blocks) < 4:
+        # --quick plays 2,000 rounds: too few for a full window and a late state.
+        rep.add(Row(f"{what}: growth over the match", f"not measured in {rounds:,} rounds"))
+        return
+    # The verdict: the bot as it was after 1,000 rounds (every window full: the
+    # longest is 1,000 rounds) against the bot near the end, each replaying its next
+    # 200 turns from a copy, the two timed in turns. Both are measured in the same
+    # moments, so the host's drift during the match cannot pass for growth (the
+    # per-block trend below, measured as the match went, read +22.7% in a run whose
+    # last blocks fell into the host's slow minutes, and +1.0% in the next).
+    early, late = float(pair.group(2)), float(pair.group(4))
+    growth = late / early - 1
+    steady = blocks[1:]
+    slope = statistics.linear_regression(range(len(steady)), steady).slope
+    trend = slope * (len(steady) - 1) / statistics.mean(steady)
+    rep.add(
+        Row(
+            f"{what}: growth over the match",
+            f"CPU median per move, interleaved: rounds {pair.group(1)} {early:.1f} us, "
+            f"rounds {pair.group(3)} {late:.1f} us ({growth:+.1%}); per 1,000-round block "
+            f"as the match went: first {blocks[0]:.0f} us (windows filling), then "
+            f"{min(steady):.0f}-{max(steady):.0f} us (fitted trend {trend:+.1%})",
+            "under +10%",
+            judge(growth < 0.10),
         )
+    )
 
 
 def scenario_bytecodes(rep: Report, args: argparse.Namespace) -> None:

@@ -13,6 +13,7 @@ import importlib
 import json
 import os
 import random
+import re
 import select
 import shutil
 import signal
@@ -313,7 +314,7 @@ def test_cyclic_order(bots) -> None:
 
 def test_iocaine_timing_entry_point() -> None:
     proc = subprocess.run(
-        [sys.executable, str(PY_BOTS / "iocaine.py"), "--selftest-timing", "2000"],
+        [sys.executable, str(PY_BOTS / "iocaine.py"), "--selftest-timing", "3000"],
         capture_output=True,
         text=True,
         timeout=120,
@@ -323,6 +324,14 @@ def test_iocaine_timing_entry_point() -> None:
     # The bench parses these two as well.
     assert "first-1000 cpu median" in proc.stdout and "last-1000 cpu median" in proc.stdout
     blocks = proc.stdout.split("cpu median per 1000 rounds:", 1)[1].splitlines()[0].split()
-    assert len(blocks) == 2 and all(float(b) > 0 for b in blocks), proc.stdout
+    assert len(blocks) == 3 and all(float(b) > 0 for b in blocks), proc.stdout
+    # The bench's growth verdict: the bot after 1,000 rounds against the bot 1,000
+    # rounds before the end, timed in turns from copies.
+    pair = re.search(
+        r"interleaved cpu median: rounds 1001-1200 ([0-9.]+) us\s+rounds 2001-2200 ([0-9.]+) us",
+        proc.stdout,
+    )
+    assert pair is not None, proc.stdout
+    assert all(0 < float(x) < 5000 for x in pair.groups()), proc.stdout
     mean_us = float(proc.stdout.split("mean", 1)[1].split("us")[0])
     assert mean_us < 5000, proc.stdout  # the bot aims at ~0.1 ms; this only catches blow-ups

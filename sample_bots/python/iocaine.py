@@ -375,8 +375,18 @@ _SAMPLES: list[int] = []  # wall time per move, ns
 _CPU: list[int] = []  # CPU time of this thread per move, ns: steadier on a busy machine
 
 
+_TURNS: list[dict] = []  # every turn message the timed bot got, in order
+_SNAPSHOTS: dict[int, Iocaine] = {}  # copies of the timed bot just before turn i
+_SNAPSHOT_AT: tuple[int, ...] = ()
+
+
 class _TimedIocaine(Iocaine):
     def handle_turn(self, msg: dict, strict: bool = False) -> dict:
+        if len(_TURNS) in _SNAPSHOT_AT:
+            import copy
+
+            _SNAPSHOTS[len(_TURNS)] = copy.deepcopy(self)
+        _TURNS.append(msg)
         cpu = time.thread_time_ns()
         start = time.perf_counter_ns()
         reply = super().handle_turn(msg, strict)
@@ -385,10 +395,36 @@ class _TimedIocaine(Iocaine):
         return reply
 
 
+def _early_against_late(early: int, late: int, moves: int, reps: int) -> tuple[float, float]:
+    """Median thread CPU time per move (us) of the bot as it was before turn ``early``
+    and before turn ``late``, each playing its next ``moves`` turns again from a copy,
+    the two taking turns ``reps`` times. The match's own timings drift with whatever
+    else the machine does between its first and its last rounds; here both states
+    are timed in the same moments."""
+    import copy
+    import statistics
+
+    cpu: dict[int, list[int]] = {early: [], late: []}
+    for _ in range(reps):
+        for at in (early, late):
+            bot = copy.deepcopy(_SNAPSHOTS[at])
+            for msg in _TURNS[at : at + moves]:
+                t = time.thread_time_ns()
+                Iocaine.handle_turn(bot, msg, True)
+                cpu[at].append(time.thread_time_ns() - t)
+    return statistics.median(cpu[early]) / 1000, statistics.median(cpu[late]) / 1000
+
+
 def selftest_timing(rounds: int) -> None:
     """Time whole turns (bookkeeping, learning, deciding) against a sparring partner."""
+    global _SNAPSHOT_AT
     _SAMPLES.clear()
     _CPU.clear()
+    _TURNS.clear()
+    _SNAPSHOTS.clear()
+    # Once every window is full (the longest is 1,000 rounds), and near the end.
+    early, late = 1000, rounds - 1000
+    _SNAPSHOT_AT = (early, late) if late > early else ()
     result = chaosbot.play(_TimedIocaine, _Sparring, "chaos", rounds, seeds=(11, 22))
     us = [x / 1000 for x in _SAMPLES]
     ordered = sorted(us)
@@ -411,6 +447,12 @@ def selftest_timing(rounds: int) -> None:
     )
     blocks = [statistics.median(cpu[i : i + 1000]) for i in range(0, len(cpu) - 999, 1000)]
     print("  cpu median per 1000 rounds: " + " ".join(f"{b:.1f}" for b in blocks))
+    if _SNAPSHOT_AT:
+        at_early, at_late = _early_against_late(early, late, moves=200, reps=15)
+        print(
+            f"  interleaved cpu median: rounds {early + 1}-{early + 200} {at_early:.1f} us   "
+            f"rounds {late + 1}-{late + 200} {at_late:.1f} us"
+        )
     print(f"  points vs sparring partner: {result['points'][0]:+d}")
 
 
