@@ -405,8 +405,9 @@ def _early_against_late(early: int, late: int, moves: int, reps: int) -> tuple[f
     import statistics
 
     cpu: dict[int, list[int]] = {early: [], late: []}
-    for _ in range(reps):
-        for at in (early, late):
+    for rep in range(reps):
+        # Each goes first in every other round, so that neither gains from its place.
+        for at in (early, late) if rep % 2 == 0 else (late, early):
             bot = copy.deepcopy(_SNAPSHOTS[at])
             for msg in _TURNS[at : at + moves]:
                 t = time.thread_time_ns()
@@ -448,7 +449,7 @@ def selftest_timing(rounds: int) -> None:
     blocks = [statistics.median(cpu[i : i + 1000]) for i in range(0, len(cpu) - 999, 1000)]
     print("  cpu median per 1000 rounds: " + " ".join(f"{b:.1f}" for b in blocks))
     if _SNAPSHOT_AT:
-        at_early, at_late = _early_against_late(early, late, moves=200, reps=15)
+        at_early, at_late = _early_against_late(early, late, moves=200, reps=16)
         print(
             f"  interleaved cpu median: rounds {early + 1}-{early + 200} {at_early:.1f} us   "
             f"rounds {late + 1}-{late + 200} {at_late:.1f} us"
