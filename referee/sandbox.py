@@ -265,17 +265,15 @@ def _probe_layer(name: str) -> Layer:
             + ("" if abi >= 6 else ", bots can signal the referee")
             + "; escaped processes are caught only by the subreaper sweep."
         )
-        refused = _seccomp_calls()
-        if refused:
-            isolation.append("syscalls")
-        return Layer(
-            "landlock",
-            f"landlock ABI {abi} (Python shim){_seccomp_note(refused)}",
-            warning,
-            tuple(isolation),
-            landlock_abi=abi,
-            tools=tools,
-            seccomp=refused,
+        return _with_seccomp(
+            Layer(
+                "landlock",
+                f"landlock ABI {abi} (Python shim)",
+                warning,
+                tuple(isolation),
+                landlock_abi=abi,
+                tools=tools,
+            )
         )
     if name == "unshare":
         # The namespaces are made by the shim with unshare(2), not by util-linux
@@ -288,18 +286,8 @@ def _probe_layer(name: str) -> Layer:
         if abi >= 1:
             isolation.append("fs")
             desc += f" + landlock ABI {abi}"
-        refused = _seccomp_calls()
-        desc += _seccomp_note(refused)
-        if refused:
-            isolation.append("syscalls")
-        return Layer(
-            "unshare",
-            desc,
-            None,
-            tuple(isolation),
-            landlock_abi=abi,
-            tools=tools,
-            seccomp=refused,
+        return _with_seccomp(
+            Layer("unshare", desc, None, tuple(isolation), landlock_abi=abi, tools=tools)
         )
     if name == "bwrap":
         path = shutil.which("bwrap")
@@ -314,34 +302,29 @@ def _probe_layer(name: str) -> Layer:
         if "--size" in help_text:
             isolation.append("tmpfs")
         tools["bwrap"] = path
-        refused = _seccomp_calls() if "--seccomp" in help_text else ()
-        if refused:
-            isolation.append("syscalls")
-        return Layer(
-            "bwrap",
-            f"{version}; {limits_by}{_seccomp_note(refused)}",
-            None,
-            tuple(isolation),
-            tools=tools,
-            seccomp=refused,
-        )
+        layer = Layer("bwrap", f"{version}; {limits_by}", None, tuple(isolation), tools=tools)
+        return _with_seccomp(layer) if "--seccomp" in help_text else layer
     raise ValueError(name)
 
 
-def _seccomp_calls() -> tuple[str, ...]:
-    """What a seccomp filter refuses here: empty where this machine has no table in
-    referee/seccomp.py or the kernel takes no filters that return an errno."""
-    if seccomp.filter_program() is None:
-        return ()
+def _with_seccomp(layer: Layer) -> Layer:
+    """``layer`` with the seccomp filter (referee/seccomp.py) where this machine can
+    have it: a table for its architecture, and a kernel that takes filters returning
+    an errno. The layer then says so in ``seccomp``, ``isolation`` and its
+    description; elsewhere it is returned as it is."""
+    refused = tuple(seccomp.refused_calls())
     try:
         actions = Path("/proc/sys/kernel/seccomp/actions_avail").read_text().split()
     except OSError:
-        return ()  # no CONFIG_SECCOMP_FILTER (the file came with Linux 4.14)
-    return tuple(seccomp.refused_calls()) if "errno" in actions else ()
-
-
-def _seccomp_note(refused: Sequence[str]) -> str:
-    return f"; seccomp refuses {len(refused)} system calls" if refused else ""
+        return layer  # no CONFIG_SECCOMP_FILTER (the file came with Linux 4.14)
+    if not refused or "errno" not in actions:
+        return layer
+    return msgspec.structs.replace(
+        layer,
+        description=f"{layer.description}; seccomp refuses {len(refused)} system calls",
+        isolation=(*layer.isolation, "syscalls"),
+        seccomp=refused,
+    )
 
 
 def _seccomp_pipe() -> int:
