@@ -15,7 +15,8 @@ Why it is built this way:
   ratio against it says how much of the physically possible rate the referee gets.
   It runs three ways (sleeping in poll() at once, spinning first as the referee
   does, and also placed on CPUs as ``--pin-cpus`` does) and the fastest counts:
-  which one that is depends on the machine.
+  which one that is depends on the machine. bench/pyfloor.py does the same
+  exchange in plain Python: what any referee written in Python could reach.
 - Rates are rounds over each side's own time spent playing, from the first turn
   written to the last round resolved (``play_s`` in both sides' JSON), so
   spawning, scoring and interpreter start-up (the ``startup`` scenario) do not
@@ -51,6 +52,7 @@ ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "bench"
 BIN = BENCH / "bin"
 FLOOR = BIN / "floor"
+PYFLOOR = BENCH / "pyfloor.py"
 CBOT = BIN / "cbot"
 PYBOT = BENCH / "pybot.py"
 KAGGLE_VENV = BENCH / ".kaggle-venv"
@@ -167,6 +169,12 @@ FLOORS = {
     "floor-spin": ("-s", str(FLOOR_SPIN_US), *_Q),  # spins first, as the referee does
     "floor-pinned": ("-s", str(FLOOR_SPIN_US), "-p", *_Q),  # and places as --pin-cpus does
 }
+# The same exchange in plain Python (bench/pyfloor.py), the two ways that are
+# fastest here: what any referee written in Python could reach.
+PYFLOORS = {
+    "pyfloor-spin": ("-s", str(FLOOR_SPIN_US), *_Q),
+    "pyfloor-pinned": ("-s", str(FLOOR_SPIN_US), "-p", *_Q),
+}
 
 
 def _on_cpus(cpus: set[int] | None) -> Callable[[], None] | None:
@@ -182,8 +190,11 @@ def run_floor(
     rounds: int,
     how: Sequence[str] = (),
     cpus: set[int] | None = None,
+    python: bool = False,
 ) -> dict:
-    cmd = [str(FLOOR), "-j", "-n", str(rounds), *how, *bot1, "--", *bot2]
+    """One run of the C floor (or, with ``python``, of bench/pyfloor.py)."""
+    program = [PY, str(PYFLOOR)] if python else [str(FLOOR)]
+    cmd = [*program, "-j", "-n", str(rounds), *how, *bot1, "--", *bot2]
     done = subprocess.run(
         cmd, capture_output=True, text=True, timeout=600, preexec_fn=_on_cpus(cpus)
     )
@@ -295,7 +306,17 @@ def _versus(
             name: (lambda how=how: run_floor(bot, bot, rounds, how)["rounds_per_s"])
             for name, how in FLOORS.items()
         }
+        runs.update(
+            {
+                name: (
+                    lambda how=how: run_floor(bot, bot, rounds, how, python=True)["rounds_per_s"]
+                )
+                for name, how in PYFLOORS.items()
+            }
+        )
         runs["referee"] = lambda: run_referee(bot, bot, rounds, replay)["rate"]
+        # Not a target: the referee without its replay record, to show the record's share.
+        runs["referee-no-replay"] = lambda: run_referee(bot, bot, rounds, None)["rate"]
         if basic_too:
             # Not a target: shows what the default containment layer costs per round.
             runs["referee-basic"] = lambda: run_referee(
@@ -332,6 +353,25 @@ def _versus(
             f"{per_rep[0]:.2f}-{per_rep[-1]:.2f}x",
             f">= {target}x",
             judge(ratio >= target),
+        )
+    )
+    pyfloor_name = max(PYFLOORS, key=lambda n: statistics.median(got[n]))
+    pyfloor = statistics.median(got[pyfloor_name])
+    no_replay = got["referee-no-replay"]
+    rep.add(
+        Row(
+            f"{what}: the same exchange in plain Python (bench/pyfloor.py) / floor",
+            f"{pyfloor / floor:.2f}x ({pyfloor_name} {fmt_rate(got[pyfloor_name])}): what a "
+            f"referee in Python could reach with no trio, rules, checks, timing or replay; "
+            f"the referee gets {ref / pyfloor:.2f}x of it, "
+            f"{1e6 / ref - 1e6 / pyfloor:.1f} us more a round",
+        )
+    )
+    rep.add(
+        Row(
+            f"{what}: referee with --no-replay / floor",
+            f"{statistics.median(no_replay) / floor:.2f}x ({fmt_rate(no_replay)}); paired "
+            f"against the default: {paired(no_replay, got['referee'])}",
         )
     )
     pinned = got["referee-pinned"]
@@ -802,7 +842,10 @@ def _one_cpu_match(rep: Report, what: str) -> None:
             f"{med['floor-1cpu']:,.0f}/s); on the whole machine "
             f"referee {med['referee']:,.0f}/s, C floor {med['floor-pinned']:,.0f}/s: two "
             f"confined matches play {2 * med['referee-1cpu'] / med['referee']:.2f}x the "
-            f"rounds of one match alone (10,000 rounds, replay written)",
+            f"rounds of one match alone, two confined C floors "
+            f"{2 * floor / med['floor-pinned']:.2f}x those of one floor alone (the most "
+            f"-j 2 / -j 1 can give when nothing is lost between matches; 10,000 rounds, "
+            f"replay written)",
         )
     )
 

@@ -108,3 +108,70 @@ def test_run_py_smoke() -> None:
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "floor smoke: 1,000 rounds C vs C" in done.stdout
+
+
+# -- bench/pyfloor.py: the same exchange in plain Python ------------------------
+
+PYFLOOR = [sys.executable, str(BENCH / "pyfloor.py")]
+PYBOT = [sys.executable, str(BENCH / "pybot.py")]
+
+
+@pytest.mark.parametrize("how", [(), ("-s", "100"), ("-s", "100", "-p")])
+def test_pyfloor_drives_two_python_bots(how: tuple[str, ...]) -> None:
+    done = subprocess.run(
+        [*PYFLOOR, "-j", "-n", "300", *how, *PYBOT, "--", *PYBOT],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert out["rounds"] == 300 and out["faults"] == [0, 0]
+    assert out["scores"] == [0, 0]  # rock against rock
+    assert 0 < out["play_s"] <= out["wall_s"]
+
+
+# Answers every turn with a move that depends on the round, and the wrong round
+# number from round 5 on when asked to.
+_ECHO_BOT = r"""
+import sys
+lie = "lie" in sys.argv
+moves = ["rock", "paper", "scissors", "lizard", "spock"]
+for line in sys.stdin:
+    if '"hello"' in line:
+        print('{"name":"echo"}', flush=True)
+    elif '"turn"' in line:
+        r = int(line.split('"round":')[1].split(",")[0])
+        shown = r + 1 if lie and r >= 5 else r
+        print('{"round":%d,"real_move":"%s"}' % (shown, moves[r % 5]), flush=True)
+"""
+
+
+def test_pyfloor_scores_the_moves_it_reads() -> None:
+    # Seat 0 plays moves[r % 5] against rock: rounds 1-6 are paper +1, scissors
+    # -1, lizard -1, spock +1, rock 0, paper +1.
+    echo = [sys.executable, "-c", _ECHO_BOT]
+    done = subprocess.run(
+        [*PYFLOOR, "-j", "-n", "6", *echo, "--", *PYBOT],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["scores"] == [1, -1]
+
+
+def test_pyfloor_refuses_a_reply_for_another_round() -> None:
+    liar = [sys.executable, "-c", _ECHO_BOT, "lie"]
+    done = subprocess.run(
+        [*PYFLOOR, "-j", "-n", "20", *liar, "--", *PYBOT],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert done.returncode != 0 and "wrong round in round 5" in done.stderr
+
+
+def test_pyfloor_rejects_bad_usage() -> None:
+    done = subprocess.run([*PYFLOOR, "-n", "10", *PYBOT], capture_output=True, timeout=10)
+    assert done.returncode == 2 and b"usage" in done.stderr
