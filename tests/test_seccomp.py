@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from referee import sandbox, seccomp
+from referee import sandbox
+from referee.sandbox import seccomp
 
 # Where Debian-like and Fedora-like systems keep the uapi tables.
 HEADERS = {

@@ -7,7 +7,7 @@ back as they would in any container, and a bot that insists gets nothing.
 
 The filter is the same for every bot and every match. It is installed by the layer
 that starts the bot: ``bwrap --seccomp FD``, or the launcher shim of the
-``unshare`` and ``landlock`` layers (referee/sandbox.py). The ``basic`` layer has
+``unshare`` and ``landlock`` layers (referee/sandbox/layers/). The ``basic`` layer has
 none. Pure code: it builds bytes and never installs anything itself.
 """
 
