@@ -265,12 +265,17 @@ NET_PROBE = """
         print("tcp: connected")
     except OSError as exc:
         print("tcp: blocked", type(exc).__name__)
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-        try:
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
             s.sendto(b"x", ("127.0.0.1", udp_port))
-            print("udp: sent")
-        except OSError as exc:
-            print("udp: blocked", type(exc).__name__)
+        print("udp: sent")
+    except OSError as exc:
+        print("udp: blocked", type(exc).__name__)
+    try:
+        socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP).close()
+        print("raw: opened")
+    except OSError as exc:
+        print("raw: blocked", type(exc).__name__)
 """
 
 
@@ -297,11 +302,14 @@ def test_network(layer: sandbox.Layer, spawn: Callable[..., Bot]) -> None:
             udp_reached = True
         except BlockingIOError:
             udp_reached = False
-    tcp_contained = "net" in layer.isolation or "tcp" in layer.isolation
+    tcp_contained = bool({"net", "tcp", "sockets"} & set(layer.isolation))
     assert ("tcp: blocked" in out) == tcp_contained, out
     assert tcp_reached == (not tcp_contained), out
-    # Landlock does not cover UDP: only a network namespace stops it.
-    assert udp_reached == ("net" not in layer.isolation), out
+    # Landlock does not cover UDP: a network namespace or the socket filter stops it.
+    udp_contained = bool({"net", "sockets"} & set(layer.isolation))
+    assert udp_reached == (not udp_contained), out
+    if "sockets" in layer.isolation:
+        assert "raw: blocked" in out, out
 
 
 FS_PROBE = """

@@ -92,7 +92,8 @@ class Layer(msgspec.Struct, frozen=True):
     # What the layer isolates beyond Layer 0: "net" (no network), "tcp" (TCP only),
     # "pid" (own pid namespace), "fs" (private filesystem view), "signals" (cannot
     # signal the referee), "proc" (cannot read other processes' /proc), "tmpfs" (sized
-    # /tmp and /dev/shm), "syscalls" (a seccomp filter refuses the calls in ``seccomp``).
+    # /tmp and /dev/shm), "syscalls" (a seccomp filter refuses the calls in ``seccomp``),
+    # "sockets" (only AF_UNIX sockets may be created).
     isolation: tuple[str, ...] = ()
     self_test_ms: float = 0.0
     skipped: tuple[str, ...] = ()  # stronger layers that failed under "auto", with reasons
@@ -240,12 +241,21 @@ def with_seccomp(layer: Layer) -> Layer:
     )
 
 
+def bot_filter(*, local_sockets: bool = False) -> bytes:
+    """The seccomp filter for a bot started now: it may not renice itself below the
+    nice value it inherits from the referee at this moment."""
+    program = seccomp.filter_program(
+        start_nice=os.getpriority(os.PRIO_PROCESS, 0), local_sockets=local_sockets
+    )
+    assert program is not None  # a layer has seccomp only where there is a table
+    return program
+
+
 def seccomp_pipe() -> int:
     """The read end of a pipe that holds the seccomp filter and is closed at the
     other end: ``bwrap --seccomp FD`` reads it to the end. Numbered 10 or above, so
     that the launch's own moves of fds 3 and 4 cannot land on it."""
-    program = seccomp.filter_program()
-    assert program is not None
+    program = bot_filter()
     r, w = os.pipe2(os.O_CLOEXEC)
     try:
         os.write(w, program)  # well under a pipe's buffer: never blocks

@@ -6,13 +6,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import seccomp
+import msgspec
+
 from ..base import (
     LaunchPlan,
     Layer,
     Prefix,
     SandboxError,
     announce,
+    bot_filter,
     common_tools,
     limits_prefix,
     with_seccomp,
@@ -35,21 +37,31 @@ class Landlock:
             isolation.append("tcp")
         if abi >= 6:
             isolation.append("signals")
+        layer = with_seccomp(
+            Layer(
+                "landlock",
+                f"landlock ABI {abi} (Python shim)",
+                None,
+                tuple(isolation),
+                landlock_abi=abi,
+                tools=tools,
+            )
+        )
+        # The seccomp filter lets a bot create only AF_UNIX sockets here: no UDP, no
+        # raw or packet sockets, no other family ("sockets").
+        sockets = "syscalls" in layer.isolation
+        if sockets:
+            isolation = [*layer.isolation, "sockets"]
+        else:
+            isolation = list(layer.isolation)
         warning = (
-            "sandbox layer 'landlock': no namespaces. UDP is not blocked"
-            + ("" if abi >= 4 else ", TCP is not blocked")
+            "sandbox layer 'landlock': no namespaces"
+            + ("" if sockets else ". UDP is not blocked")
+            + ("" if abi >= 4 or sockets else ", TCP is not blocked")
             + ("" if abi >= 6 else ", bots can signal the referee")
             + "; escaped processes are caught only by the subreaper sweep."
         )
-        layer = Layer(
-            "landlock",
-            f"landlock ABI {abi} (Python shim)",
-            warning,
-            tuple(isolation),
-            landlock_abi=abi,
-            tools=tools,
-        )
-        return with_seccomp(layer)
+        return msgspec.structs.replace(layer, isolation=tuple(isolation), warning=warning)
 
     def launch_prefix(self, plan: LaunchPlan) -> Prefix:
         layer = plan.layer
@@ -57,8 +69,9 @@ class Landlock:
             "landlock": landlock_policy(layer.landlock_abi, plan.ro_paths, plan.scratch)
         }
         if layer.seccomp:
-            # Installed by the shim last, just before it execs the bot.
-            spec["seccomp"] = seccomp.filter_program()
+            # Installed by the shim last, just before it execs the bot. No network
+            # namespace here: only local (AF_UNIX) sockets may be created.
+            spec["seccomp"] = bot_filter(local_sockets=True)
         return Prefix(limits_prefix(plan, spec, by_shim=True) + announce(layer))
 
 

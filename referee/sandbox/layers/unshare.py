@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import seccomp
 from ..base import (
     LaunchPlan,
     Layer,
     Prefix,
     announce,
+    bot_filter,
     common_tools,
     limits_prefix,
     require_userns,
@@ -49,7 +49,7 @@ class Unshare:
             spec["landlock"] = landlock_policy(layer.landlock_abi, plan.ro_paths, plan.scratch)
         if layer.seccomp:
             # Installed by the shim last, just before it execs the bot (it still mounts).
-            spec["seccomp"] = seccomp.filter_program()
+            spec["seccomp"] = bot_filter()
         return Prefix(limits_prefix(plan, spec, by_shim=True) + announce(layer))
 
 
