@@ -185,6 +185,8 @@ class _Seat:
         self.round_faults = 0
         self.out = False  # disqualified / gone
         self.scratch: Path | None = None
+        self.uid = -1  # the bot's uid (its own leased one when the referee is root)
+        self.uid_leased = False
         self.marker = ""  # in the bot's environment: attributes escaped processes
         self.name: str | None = None
         self.version: str | None = None
@@ -278,6 +280,7 @@ class Match:
                 layer=self.layer,
                 marker=marker,
             )
+            s.uid, s.uid_leased = launch.uid, launch.leased
             log = log_dir / f"{stem}.seat{seat}.stderr.log" if log_dir is not None else None
             if placement is not None:  # a child inherits the affinity it is forked with
                 self._pinned_from = self._pinned_from or set(cpus)
@@ -370,6 +373,10 @@ class Match:
                 "seccomp": list(self.layer.seccomp),
                 "limits": msgspec.to_builtins(cfg.limits),
                 "max_line": cfg.max_line,
+                # Who the bots ran as; the layer's self-test checked they hold no
+                # capability.
+                "bot_uids": [s.uid for s in self.seats],
+                "capabilities": [],
             },
         )
 
@@ -1059,6 +1066,9 @@ class Match:
         for s in self.seats:
             if s.scratch is not None:
                 shutil.rmtree(s.scratch, ignore_errors=True)
+            if s.uid_leased:  # its whole tree is gone: the uid may serve another bot
+                sbx.release_uid(s.uid)
+                s.uid_leased = False
 
     async def run(self) -> MatchOutcome:
         started = time.monotonic()
