@@ -29,6 +29,8 @@ PROCESS_LIMIT = "process_limit"
 HANDSHAKE = "handshake"
 TOO_MANY_FAULTS = "too_many_faults"
 ESCAPED_PROCESS = "escaped_process"
+DISK_LIMIT = "disk_limit"
+CPU_SHARE = "cpu_share"
 
 # Not the bot's fault: the referee could not start or contain it.
 SANDBOX_ERROR = "sandbox_error"
@@ -45,6 +47,8 @@ FATAL_FAULTS = frozenset(
         CPU_LIMIT,
         OUTPUT_LIMIT,
         PROCESS_LIMIT,
+        DISK_LIMIT,
+        CPU_SHARE,
         HANDSHAKE,
         TOO_MANY_FAULTS,
         SANDBOX_ERROR,
@@ -58,6 +62,8 @@ STATUS_PRIORITY = (
     CPU_LIMIT,
     OUTPUT_LIMIT,
     PROCESS_LIMIT,
+    DISK_LIMIT,
+    CPU_SHARE,
     LINE_TOO_LONG,
     UNSOLICITED_OUTPUT,
     CLOSED_STDIN,
