@@ -181,13 +181,15 @@ def match_config_for(header: Header, replay: Path, sandbox: str | None) -> Any:
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
+    from .sandbox.registry import SANDBOX_CHOICES
+
     parser.add_argument("file", metavar="FILE", help="the recorded replay (.jsonl or .jsonl.gz)")
     parser.add_argument(
         "--keep", metavar="PATH", help="keep the new match's replay at PATH (default: discarded)"
     )
     parser.add_argument(
         "--sandbox",
-        choices=["auto", "bwrap", "unshare", "landlock", "basic"],
+        choices=SANDBOX_CHOICES,
         help="containment layer for the re-run (default auto; the recording's is shown)",
     )
 
