@@ -31,7 +31,7 @@ import trio
 from . import __version__, faults
 from . import sandbox as sbx
 from .errors import SandboxFailure, UsageError
-from .faults import FaultRecord, Verdict
+from .faults import FaultKind, FaultRecord, Verdict
 from .games import GAMES, Fault, Game, GameResult
 from .proc import BotProcess, Multiplexer, SpawnError
 from .protocol import (
@@ -229,7 +229,7 @@ class Match:
 
     # -- faults ----------------------------------------------------------------
 
-    def _fault(self, seat: int, step: int, kind: str, detail: str) -> Fault:
+    def _fault(self, seat: int, step: int, kind: FaultKind, detail: str) -> Fault:
         rec = FaultRecord(round=step, seat=seat, kind=kind, detail=detail[:500])
         self.faults.append(rec)
         s = self.seats[seat]
@@ -445,7 +445,9 @@ class Match:
 
     # -- the loop --------------------------------------------------------------
 
-    async def _gone_reason(self, seat: int, handshake: bool = False) -> tuple[str, str] | None:
+    async def _gone_reason(
+        self, seat: int, handshake: bool = False
+    ) -> tuple[FaultKind, str] | None:
         """If the seat's bot can no longer answer, why (settling the exit first)."""
         s = self.seats[seat]
         bot = s.bot
@@ -545,7 +547,7 @@ class Match:
         self.writer.write(event)
         self.events.append(event)
 
-    def _take_line(self, seat: int, step: int) -> tuple[bytes, float] | str | None:
+    def _take_line(self, seat: int, step: int) -> tuple[bytes, float] | FaultKind | None:
         """The reply to ``step`` if it has arrived; drops late replies to earlier
         steps; returns a fault kind for output nobody asked for."""
         s = self.seats[seat]
@@ -579,7 +581,7 @@ class Match:
         self,
         seat: int,
         step: int,
-        got: tuple[bytes, float] | str,
+        got: tuple[bytes, float] | FaultKind,
         sent: float,
         deadline: float,
         rnd: _Round,
@@ -587,7 +589,7 @@ class Match:
     ) -> None:
         """Judge what a seat sent for ``step``: an action, or a fault in ``rnd``."""
         s = self.seats[seat]
-        if isinstance(got, str):
+        if isinstance(got, FaultKind):
             rnd.faults[seat] = self._fault(seat, step, got, "a line nobody asked for")
             rnd.fatal.append(seat)
             rnd.faulted = True
@@ -619,10 +621,9 @@ class Match:
             )
             rnd.faulted = True
             return
-        why = self.game.check(self._state, seat, action)
-        if why is not None:
-            kind = faults.PROTOCOL_ERROR if "round" in why else faults.ILLEGAL_MOVE
-            rnd.faults[seat] = self._fault(seat, step, kind, why)
+        refused = self.game.check(self._state, seat, action)
+        if refused is not None:
+            rnd.faults[seat] = self._fault(seat, step, refused.kind, refused.detail)
             rnd.faulted = True
             return
         rnd.actions[seat] = action
@@ -655,7 +656,7 @@ class Match:
                 if len(lines) == 1 and len(owed) == 1:
                     # The usual case: one turn outstanding, one line arrived.
                     owed.pop()
-                    got: tuple[bytes, float] | str | None = lines.popleft()
+                    got: tuple[bytes, float] | FaultKind | None = lines.popleft()
                 else:
                     got = self._take_line(seat, step) if lines else None
                 if got is not None:
