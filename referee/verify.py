@@ -395,9 +395,9 @@ class _Verifier:
             except (ValueError, RecursionError) as exc:
                 bad(f"act is not a valid action: {exc}", seat)
                 continue
-            why = game.check(state, seat, action)
-            if why is not None:
-                bad(f"act is illegal: {why}", seat)
+            refused = game.check(state, seat, action)
+            if refused is not None:
+                bad(f"act is illegal: {refused.detail}", seat)
                 continue
             if self.encode(action) != act:
                 bad("act is not the canonical encoding of the action", seat)
