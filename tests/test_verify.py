@@ -14,6 +14,7 @@ from typing import Any
 
 import msgspec
 import pytest
+from conftest import skip_or_fail
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -446,10 +447,10 @@ def test_garbage_line_in_the_middle(tmp_path: Path) -> None:
 @pytest.mark.parametrize("game", ["liars_dice", "rps_stuff", "ctm"])
 def test_other_games_verify_and_edits_are_caught(game: str, tmp_path: Path) -> None:
     if game not in GAMES:
-        pytest.skip(f"no game {game!r} in this build")
+        skip_or_fail(f"no game {game!r} in this build")
     bots = sorted((ROOT / "sample_bots" / "games" / game).glob("*.py"))
     if not bots:
-        pytest.skip(f"no Python sample bot for {game}")
+        skip_or_fail(f"no Python sample bot for {game}")
     replay = tmp_path / f"{game}.jsonl"
     for seats in (3, 2):  # some games are for two players only
         proc = run_cli(

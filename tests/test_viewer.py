@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from conftest import skip_or_fail
 
 from referee.viewer import braille_chart, load_view, parse_range
 
@@ -286,7 +287,7 @@ def test_rerun_of_a_non_replay_fails_cleanly(tmp_path: Path) -> None:
 def test_other_games_show_summary_and_raw_steps(tmp_path: Path) -> None:
     bots = sorted((ROOT / "sample_bots" / "games" / "liars_dice").glob("*.py"))
     if not bots:
-        pytest.skip("no Python Liar's Dice sample bot")
+        skip_or_fail("no Python Liar's Dice sample bot")
     replay = tmp_path / "dice.jsonl"
     proc = cli(
         "match",
