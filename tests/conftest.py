@@ -89,6 +89,21 @@ def replay_steps(path: Path) -> list[dict[str, Any]]:
     return [line for line in lines if line["type"] == "step"]
 
 
+def played_cleanly(result: dict[str, Any], replay: Path) -> list[tuple[Any, Any, Any]]:
+    """Assert that a match ran to its end with steps played and no fault of any seat
+    (two matches that both failed the handshake would otherwise compare equal);
+    returns each step's (observations, actions, outcome)."""
+    steps = replay_steps(replay)
+    assert result["reason"] == "complete", result["reason"]
+    assert result["steps"] > 0 and len(steps) == result["steps"], (result["steps"], len(steps))
+    for seat in result["seats"]:
+        assert seat["verdict"]["status"] == "ok", seat["verdict"]
+        assert not seat["verdict"]["faults"], seat["verdict"]["faults"]
+    assert all(f is None for step in steps for f in step["fault"]), "a step recorded a fault"
+    assert all(any(a is not None for a in step["act"]) for step in steps)
+    return [(step["obs"], step["act"], step["out"]) for step in steps]
+
+
 def run_cli(
     *args: str,
     timeout: float = 120,
