@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
 import os
 import signal
@@ -147,6 +148,8 @@ def test_resume_after_sigkill_matches_an_uninterrupted_run(tmp_path: Path) -> No
     total = len(json.loads((whole / "results.json").read_text())["matches"])
     assert done_before < total
     assert not (part / "results.json").exists()
+    finished = _finished_matches(part)
+    assert len(finished) == done_before >= 5
 
     resumed = referee("--resume", str(part), "-j", "2", "--json")
     _ok(resumed)
@@ -156,10 +159,29 @@ def test_resume_after_sigkill_matches_an_uninterrupted_run(tmp_path: Path) -> No
     assert a["bracket"] == b["bracket"]
     assert a["matches"] == b["matches"]
     assert a == b
-    # Nothing that was finished before the kill was played again.
+    # Nothing that was finished before the kill was played again: its record (finish
+    # time, result) and its replay file (same inode, mtime and bytes) are untouched.
     with sqlite3.connect(part / "tournament.sqlite") as conn:
         (n,) = conn.execute("SELECT COUNT(*) FROM matches WHERE status = 'done'").fetchone()
     assert n == total
+    after = _finished_matches(part)
+    replayed = [m for m, before in finished.items() if after.get(m) != before]
+    assert not replayed, f"matches finished before the kill were played again: {replayed}"
+
+
+def _finished_matches(out: Path) -> dict[str, tuple[Any, ...]]:
+    """Per finished match: its finish time, result and the identity of its replay file."""
+    with sqlite3.connect(out / "tournament.sqlite") as conn:
+        rows = conn.execute(
+            "SELECT id, finished_at, result, replay FROM matches WHERE status = 'done'"
+        ).fetchall()
+    finished = {}
+    for match_id, finished_at, result, replay in rows:
+        path = out / replay
+        info = path.stat()
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        finished[match_id] = (finished_at, result, info.st_ino, info.st_mtime_ns, digest)
+    return finished
 
 
 def test_a_crashing_bot_ranks_last_and_its_faults_are_listed(tmp_path: Path) -> None:
