@@ -33,6 +33,8 @@ EXTERNAL_COMMANDS: dict[str, tuple[str, str]] = {
     "replay": ("referee.viewer", "show a replay in the terminal or export it to HTML"),
     "verify": ("referee.verify", "re-check a replay against the rules and its hash chain"),
     "rerun": ("referee.rerun", "play a replay's match again and compare round by round"),
+    "sprt": ("referee.sprt", "is NEW stronger than OLD? a sequential test over paired matches"),
+    "gauntlet": ("referee.gauntlet", "rate a bot against the fixed pool of sample bots"),
 }
 
 
