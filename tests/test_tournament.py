@@ -110,6 +110,15 @@ def test_eight_bot_league(tmp_path: Path) -> None:
         rows = list(csv.DictReader(f))
     assert [r["name"] for r in rows] == seeds
     assert sum(r["finish"] == "champion" for r in rows) == 1
+    # Rank ranges and adjacent order probabilities, the same in both files.
+    for r, j in zip(rows, results["standings"], strict=True):
+        assert int(r["rank_low"]) <= int(r["rank"]) <= int(r["rank_high"])
+        assert (int(r["rank_low"]), int(r["rank_high"])) == (j["rank_low"], j["rank_high"])
+        assert (r["order_prob"] or None) == (
+            None if j["order_prob"] is None else str(j["order_prob"])
+        )
+    assert all(0.5 <= j["order_prob"] <= 1.0 for j in results["standings"][:-1])
+    assert results["standings"][-1]["order_prob"] is None
     with open(out / "results.csv") as f:
         assert len(list(csv.DictReader(f))) == len(results["matches"])
     assert not list((out / "replays").glob("*.part.jsonl"))

@@ -38,6 +38,31 @@ def adjacent_order(samples: np.ndarray, order: Sequence[int]) -> list[float]:
     s = np.asarray(samples, dtype=float)
     out = []
     for upper, lower in zip(order, order[1:], strict=False):
-        diff = s[:, upper] - s[:, lower]
-        out.append(float(np.mean(diff > 0) + 0.5 * np.mean(diff == 0)))
+        a, b = s[:, upper], s[:, lower]
+        out.append(float(np.mean(a > b) + 0.5 * np.mean(a == b)))
+    return out
+
+
+def group_bootstrap_weights(groups: Sequence[int], samples: int, seed: int) -> np.ndarray:
+    """(samples, len(groups)) weights of a bootstrap that draws whole groups (e.g.
+    the two seat-swapped legs of a pair) with replacement: each item's weight is
+    how often its group was drawn."""
+    ids = np.asarray(groups, dtype=np.int64)
+    n_groups = int(ids.max()) + 1 if len(ids) else 0
+    rng = np.random.default_rng(seed)
+    draws = rng.integers(0, max(n_groups, 1), size=(samples, n_groups))
+    counts = np.zeros((samples, max(n_groups, 1)))
+    np.add.at(counts, (np.arange(samples)[:, None], draws), 1.0)
+    out: np.ndarray = counts[:, ids] if len(ids) else np.zeros((samples, 0))
+    return out
+
+
+def resampled_means(weights: np.ndarray, values: np.ndarray, present: np.ndarray) -> np.ndarray:
+    """Each bot's weighted mean of ``values`` (items x bots, counted where
+    ``present``) per resample; a bot absent from a resample ranks last there."""
+    total = weights @ (values * present)
+    count = weights @ present
+    with np.errstate(invalid="ignore", divide="ignore"):
+        means = np.where(count > 0, total / np.where(count > 0, count, 1.0), -np.inf)
+    out: np.ndarray = means
     return out

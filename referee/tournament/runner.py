@@ -24,9 +24,11 @@ from ..games import GAMES
 from .config import Resolved
 from .executor import Executor
 from .schedule import Bracket, MatchPlan, Played, TablePlayed, build_bracket, pool_plan, table_plan
-from .standings import Standing, TableStanding, rank_pool, rank_tables
+from .standings import Standing, TableStanding, rank_pool, rank_tables, rank_uncertainty
 from .state import Store, played_of, table_played_of, tiebreak_of
 from .worker import Job
+
+LIVE_RANK_SAMPLES = 200  # bootstrap resamples of the dashboard's rank ranges
 
 
 class Runner:
@@ -122,7 +124,10 @@ class Runner:
         if self.table_size is not None:
             self.live_tables = self.table_standings()
         else:
-            self.live_standings = rank_pool(self.names, self.pool_played(), samples=0)
+            played = self.pool_played()
+            self.live_standings = rank_pool(self.names, played, samples=0)
+            if played:  # rank ranges are cheap; the ratings' bootstrap is not
+                rank_uncertainty(self.live_standings, played, LIVE_RANK_SAMPLES)
 
     def replan(self) -> list[MatchPlan]:
         """Schedule what the results so far make certain; return the pending matches."""
