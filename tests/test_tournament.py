@@ -171,6 +171,33 @@ def test_resume_after_sigkill_matches_an_uninterrupted_run(tmp_path: Path) -> No
     assert n == total
 
 
+def test_until_settled_plays_extra_pairs_and_resumes_to_the_same_result(tmp_path: Path) -> None:
+    """Extra seat-swapped pairs for uncertain adjacent orders, within the budget; a
+    run killed while settling and resumed ends exactly as an uninterrupted one."""
+    args = ["random", "cycler-c", "minimal-c", "markov-c", "--rounds", "200"]
+    args += ["--finalists", "0", "--seed", "5", "--until-settled", "8", "--quiet"]
+    whole = tmp_path / "whole"
+    _ok(referee(*args, "--out", str(whole), "-j", "2"))
+    a = without_timing(json.loads((whole / "results.json").read_text()))
+    extra = [m for m in a["matches"] if m["stage"] == "settle"]
+    assert 2 <= len(extra) <= 8 and len(extra) % 2 == 0
+    pool = [m for m in a["matches"] if m["stage"] == "pool"]
+    assert len(pool) == 12
+    # Each extra pair is two matches between adjacent bots with the seats swapped.
+    for first, second in zip(extra[::2], extra[1::2], strict=True):
+        assert first["bots"] == second["bots"][::-1]
+    ranks = {s["name"]: s["rank"] for s in a["standings"]}
+    assert all(abs(ranks[m["bots"][0]] - ranks[m["bots"][1]]) <= 3 for m in extra)
+    assert sum(s["played"] for s in a["standings"]) == 2 * (len(pool) + len(extra))
+
+    part = tmp_path / "part"
+    kill_after([*args, "--out", str(part), "-j", "2"], part, len(pool) + 1)
+    _ok(referee("--resume", str(part), "-j", "2", "--quiet"))
+    b = without_timing(json.loads((part / "results.json").read_text()))
+    assert a["matches"] == b["matches"]
+    assert a == b
+
+
 def test_a_crashing_bot_ranks_last_and_its_faults_are_listed(tmp_path: Path) -> None:
     bot = tmp_path / "faulty.py"
     bot.write_text(FAULTY_BOT)

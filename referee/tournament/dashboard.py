@@ -79,7 +79,7 @@ class Dashboard:
         if r.table_size is not None:
             parts.append(table_standings_table(r.live_tables[:TOP_N], "Standings (tables)"))
             return Group(*parts)
-        stage = "pool" if not r.pool_complete() else "finals"
+        stage = "pool" if not r.pool_complete() else "settling" if not r.settled else "finals"
         parts.append(standings_table(r.live_standings[:TOP_N], f"Pool standings ({stage})", False))
         if r.bracket is not None and r.bracket.rounds:
             parts.append(bracket_table(r.bracket, r.names))
