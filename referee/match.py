@@ -72,6 +72,9 @@ class MatchConfig(msgspec.Struct, frozen=True, kw_only=True):
     tokens: int | None = None  # Chaos League only; None: the game's default
     params: dict[str, Any] = msgspec.field(default_factory=dict)  # other game parameters
     seed: int = 0
+    # Each seat's bot seed; None: derived from ``seed`` and the seat. Paired matches
+    # (``referee sprt``) share the game's seed but give the bots seeds of their own.
+    bot_seeds: list[int] | None = None
     move_timeout: float = 1.0
     handshake_timeout: float = 10.0
     time_bank: float = 3.0
@@ -205,8 +208,12 @@ class Match:
     ) -> None:
         self.cfg = cfg
         self.game = make_game(cfg, len(bots))
+        if cfg.bot_seeds is not None and len(cfg.bot_seeds) != len(bots):
+            raise UsageError(f"{len(cfg.bot_seeds)} bot seeds for {len(bots)} bots")
+        seeds = cfg.bot_seeds or [derive_seed(cfg.seed, seat) for seat in range(len(bots))]
         self.seats = [
-            _Seat(seat, spec, derive_seed(cfg.seed, seat)) for seat, spec in enumerate(bots)
+            _Seat(seat, spec, seed)
+            for seat, (spec, seed) in enumerate(zip(bots, seeds, strict=True))
         ]
         self.progress = progress
         self.judge = Judge(len(bots), cfg.move_timeout, cfg.time_bank, cfg.max_faults)
