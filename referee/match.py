@@ -15,12 +15,9 @@ from __future__ import annotations
 
 import hashlib
 import os
-import shutil
-import sys
 import tempfile
 import threading
 import time
-from collections import deque
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -30,16 +27,17 @@ import trio
 
 from . import __version__, faults
 from . import sandbox as sbx
+from .bot_command import BotSpec, bot_dir_of, file_digest
 from .errors import SandboxFailure, UsageError
 from .faults import FaultKind, FaultRecord, Verdict
 from .games import GAMES, Fault, Game, GameResult
 from .judge import Judge
+from .placement import cpu_placement, pin_thread
 from .proc import BotProcess, Multiplexer, SpawnError
 from .protocol import (
     DEFAULT_MAX_LINE,
     MAX_NAME_LENGTH,
     PROTOCOL_VERSION,
-    End,
     Hello,
     TimeLimits,
     encode_line,
@@ -47,23 +45,16 @@ from .protocol import (
 )
 from .replay import FORMAT_NAME, FORMAT_VERSION, BotInfo, Event, Footer, Header, ReplayWriter, Step
 from .replay import utc_now as _utc_now
+from .seats import Seat, finish_bots
 from .wakeup import IdlePollHold
 
 WATCHDOG_PERIOD = 0.1  # seconds between RSS/CPU polls of each bot's process tree
 SETTLE_S = 0.2  # how long a closed pipe waits for the process exit before being judged
-EXIT_GRACE_S = 0.5  # after "end", how long bots get to exit by themselves
 PROGRESS_EVERY = 256  # steps between progress callbacks and scheduler checkpoints
 # For a match kept to a single CPU (Match._spawn_all): replay records written at a
 # time, and the time slice asked for the bots, in nanoseconds: the kernel's least.
 RECORD_BATCH = 32
 BOT_SLICE_NS = 100_000
-
-
-class BotSpec(msgspec.Struct, frozen=True):
-    """A bot as the organiser named it: a command line and an optional label."""
-
-    command: list[str]
-    label: str | None = None
 
 
 class MatchConfig(msgspec.Struct, frozen=True, kw_only=True):
@@ -137,53 +128,8 @@ def make_game(cfg: MatchConfig, seats: int = 2) -> Game:
         raise UsageError(f"{cfg.game}: {exc}") from None
 
 
-def file_digest(command: Sequence[str]) -> str | None:
-    """sha256 over every file the command names (the executable, its script...),
-    so a changed bot is noticed on re-run."""
-    h = hashlib.sha256()
-    found = False
-    for i, arg in enumerate(command):
-        path = shutil.which(arg) if i == 0 else arg
-        if not path or not os.path.isfile(path):
-            continue
-        found = True
-        with open(path, "rb") as f:
-            for chunk in iter(lambda: f.read(1 << 20), b""):
-                h.update(chunk)
-    return h.hexdigest() if found else None
-
-
-def bot_dir_of(command: Sequence[str]) -> Path | None:
-    """The directory holding the bot's own files: its script (the first file argument,
-    never a later data-file argument, which could expose someone else's directory),
-    else its executable."""
-    for arg in command[1:]:
-        if "/" in arg and os.path.isfile(arg):
-            return Path(arg).resolve().parent
-    exe = shutil.which(command[0]) if command else None
-    return Path(exe).resolve().parent if exe else None
-
-
 # bwrap reports a signal death as exit code 128 + n.
 _SIGXCPU_CODES = (-24, 128 + 24)
-
-
-class _Seat:
-    """Driver-side bookkeeping for one seat."""
-
-    def __init__(self, index: int, spec: BotSpec, seed: int) -> None:
-        self.index = index
-        self.spec = spec
-        self.seed = seed
-        self.bot: BotProcess | None = None
-        self.verdict = Verdict()
-        self.owed: deque[int] = deque()  # steps whose reply has not arrived yet, oldest first
-        self.scratch: Path | None = None
-        self.marker = ""  # in the bot's environment: attributes escaped processes
-        self.name: str | None = None
-        self.version: str | None = None
-        self.peak_rss = 0
-        self.cpu_s = 0.0
 
 
 class _Round:
@@ -212,7 +158,7 @@ class Match:
             raise UsageError(f"{len(cfg.bot_seeds)} bot seeds for {len(bots)} bots")
         seeds = cfg.bot_seeds or [derive_seed(cfg.seed, seat) for seat in range(len(bots))]
         self.seats = [
-            _Seat(seat, spec, seed)
+            Seat(seat, spec, seed)
             for seat, (spec, seed) in enumerate(zip(bots, seeds, strict=True))
         ]
         self.progress = progress
@@ -288,8 +234,7 @@ class Match:
         # - With a second CPU, each round's replay record is written while the bots
         #   think, which costs no time. On one CPU nothing overlaps it and every
         #   bot's turn leaves the caches cold, so the pair loop writes the records
-        #   in batches: 7% more rounds a second. The records, and their order, are
-        #   the same.
+        #   in batches, which is faster. The records, and their order, are the same.
         # - The bots ask for short time slices once they are up (_set_bot_slices).
         self._one_cpu = len(cpus) == 1
         self._record_batch = RECORD_BATCH if self._one_cpu else 1
@@ -322,13 +267,11 @@ class Match:
 
         On a single CPU each round wakes one bot, which answers and sleeps, then the
         other. Bots that ask for short slices (Linux 6.12+) make that exchange
-        faster: 0.1-0.2 ms slices gave 9% more rounds a second with C bots and 17%
-        with Python bots on one CPU, where with two CPUs they made no difference or
-        cost a little. The least the kernel grants (0.1 ms) also leaves neither
-        bot a shorter slice to ask for, which would put it first when both want
-        the CPU. Bots that compute for long are switched no more often than before
-        (at the scheduler's tick: two busy loops sharing a CPU were switched 141-147
-        times a second either way) and get the same share of it."""
+        faster on one CPU, where with two CPUs they make no difference or cost a
+        little (docs/performance.md). The least the kernel grants also leaves
+        neither bot a shorter slice to ask for, which would put it first when both
+        want the CPU. Bots that compute for long are switched no more often than
+        before (at the scheduler's tick) and get the same share of it."""
         for s in self.seats:
             if s.bot is not None and not s.bot.exited:
                 sbx.slice_tree(s.bot.pid, ns)
@@ -947,86 +890,6 @@ class Match:
 
     # -- teardown --------------------------------------------------------------
 
-    async def _finish_bots(self, result: GameResult | None) -> None:
-        """End message, grace period, then kill every tree and reap. Never raises."""
-        mux = self.mux
-        live = [s for s in self.seats if s.bot is not None]
-        for s in live:
-            bot = s.bot
-            assert bot is not None
-            if not bot.exited and not self.judge.out[s.index]:
-                bot.send(
-                    encode_line(
-                        End(
-                            reason=result.reason if result else "aborted",
-                            rounds=result.steps if result else 0,
-                        )
-                    )
-                )
-            bot.close_stdin()
-        deadline = time.monotonic() + EXIT_GRACE_S
-        with trio.CancelScope(shield=True):
-            while mux is not None:
-                for s in live:
-                    assert s.bot is not None
-                    s.bot.poll_exit()
-                if all(s.bot.exited for s in live if s.bot is not None):
-                    break
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    break
-                await mux.wait(min(left, 0.05))
-        for s in live:
-            bot = s.bot
-            assert bot is not None
-            if not bot.exited:
-                s.verdict.killed_by_referee = True
-            bot.kill()
-        # Reap: after SIGKILL this is quick, but bound it for uninterruptible sleeps.
-        reap_deadline = time.monotonic() + 5.0
-        for s in live:
-            bot = s.bot
-            assert bot is not None
-            while not bot.poll_exit() and time.monotonic() < reap_deadline:
-                bot.kill()
-                time.sleep(0.002)
-            while not bot.stderr_eof and bot.stderr_fd >= 0 and bot.read_stderr():
-                pass
-        known = {s.bot.pid for s in live if s.bot is not None}
-        escaped = sbx.sweep_escaped(known)
-        for description in escaped:
-            owners = [s for s in live if f"[{s.marker}]" in description]
-            # A process that dropped the marker from its environment cannot be traced
-            # to one bot: it is recorded against every seat, never silently dropped.
-            for s in owners or live:
-                s.verdict.escaped_processes.append(description)
-        for s in live:
-            bot = s.bot
-            assert bot is not None
-            code, sig = bot.exit_description()
-            if s.verdict.exit_code is None and s.verdict.signal is None:
-                s.verdict.exit_code, s.verdict.signal = code, sig
-            s.verdict.wall_s = round(time.monotonic() - bot.started, 3)
-            ru = bot.rusage
-            if ru is not None:
-                cpu = float(getattr(ru, "ru_utime", 0.0)) + float(getattr(ru, "ru_stime", 0.0))
-                s.cpu_s = max(s.cpu_s, cpu)
-                s.peak_rss = max(s.peak_rss, int(getattr(ru, "ru_maxrss", 0)))
-            s.verdict.cpu_s = round(s.cpu_s, 3)
-            s.verdict.peak_rss_kib = s.peak_rss
-            s.verdict.bytes_in = bot.bytes_in
-            s.verdict.bytes_out = bot.bytes_out
-            s.verdict.max_move_ms = round(self.judge.clocks[s.index].max_move * 1000, 3)
-            s.verdict.stderr_head = bot.stderr.head_text()[-2000:]
-            s.verdict.stderr_tail = bot.stderr.tail_text()[-2000:]
-            s.verdict.stderr_bytes = bot.stderr.total
-            bot.close_all()
-        if mux is not None:
-            mux.close()
-        for s in self.seats:
-            if s.scratch is not None:
-                shutil.rmtree(s.scratch, ignore_errors=True)
-
     async def run(self) -> PlayedMatch:
         started = time.monotonic()
         self._state = self.game.new_state(self.cfg.seed)
@@ -1062,7 +925,9 @@ class Match:
             if self._pinned_from:  # give this thread back its CPUs
                 pin_thread(self._pinned_from)
             with trio.CancelScope(shield=True):
-                await self._finish_bots(result)
+                for s, clock in zip(self.seats, self.judge.clocks, strict=True):
+                    s.max_move = clock.max_move
+                await finish_bots(self.seats, self.judge.out, self.mux, result)
             idle_poll = self._idle_poll.held
             self._idle_poll.release()
             if result is None:
@@ -1099,50 +964,6 @@ class Match:
         )
 
 
-def resolve_command(text_or_argv: str | Sequence[str]) -> list[str]:
-    """Turn what the user typed into an argv, or raise UsageError with a fix to try."""
-    import shlex
-
-    from .catalog import lookup_sample_bot
-
-    if isinstance(text_or_argv, str):
-        text = text_or_argv.strip()
-        if not text:
-            raise UsageError("empty bot command")
-        sample = lookup_sample_bot(text)
-        if sample is not None and not os.path.exists(text):
-            return sample
-        try:
-            argv = shlex.split(text)
-        except ValueError as exc:
-            raise UsageError(f"cannot parse bot command {text!r}: {exc}") from None
-    else:
-        argv = list(text_or_argv)
-    if not argv:
-        raise UsageError("empty bot command")
-    exe = argv[0]
-    if exe in ("python", "python3"):
-        # Bots run under the referee's own interpreter: a version-manager shim would
-        # add ~150 ms per start and may not work inside the sandbox.
-        argv[0] = sys.executable
-    elif "/" in exe:
-        if not os.path.exists(exe):
-            raise UsageError(f"bot executable not found: {exe}")
-        if os.path.isdir(exe):
-            raise UsageError(f"bot executable is a directory: {exe}")
-        if not os.access(exe, os.X_OK):
-            hint = " (try: chmod +x, or 'python3 FILE')" if exe.endswith(".py") else ""
-            raise UsageError(f"bot executable is not executable: {exe}{hint}")
-        argv[0] = os.path.abspath(exe)
-    else:
-        found = shutil.which(exe)
-        if found is None:
-            raise UsageError(f"bot executable not found on PATH: {exe}")
-        argv[0] = found
-    # Script arguments that are files become absolute: the bot runs in a scratch dir.
-    return [argv[0]] + [os.path.abspath(a) if os.path.isfile(a) else a for a in argv[1:]]
-
-
 def _write_records(write: Callable[[Step], Any], backlog: list[Step], last: Step | None) -> None:
     """Write the batched records, then ``last`` (if any), in that order; empties the
     batch."""
@@ -1151,30 +972,6 @@ def _write_records(write: Callable[[Step], Any], backlog: list[Step], last: Step
     backlog.clear()
     if last is not None:
         write(last)
-
-
-def pin_thread(cpus: set[int]) -> None:
-    """Run the calling thread, and what it starts from now on, on ``cpus`` (--pin-cpus,
-    a league worker's share); speed only, so a refusal (a cpuset that changed under
-    us) is ignored."""
-    try:
-        os.sched_setaffinity(0, cpus)
-    except OSError:
-        pass
-
-
-def cpu_placement(cpus: Sequence[int], seats: int) -> tuple[int, list[int]] | None:
-    """(the referee's CPU, each seat's CPU) for ``--pin-cpus``; None on one CPU.
-
-    The referee takes the first CPU and the seats the next ones in turn, so on two
-    CPUs the second bot shares the referee's. Measured on two vCPUs with Python bots
-    (docs/performance.md): without pinning, the pipe write that hands a bot its turn
-    wakes it on the referee's own CPU (a "sync" wake-up), and both bots can end up
-    queued there while the other CPU idles.
-    """
-    if len(cpus) < 2:
-        return None
-    return cpus[0], [cpus[(seat + 1) % len(cpus)] for seat in range(seats)]
 
 
 async def run_match(

@@ -214,8 +214,9 @@ def _overridden(cfg: TournamentConfig, args: argparse.Namespace) -> TournamentCo
 
 
 def _resolve(cfg: TournamentConfig) -> Resolved:
+    from ..bot_command import resolve_command
     from ..errors import UsageError
-    from ..match import random_seed, resolve_command
+    from ..match import random_seed
 
     bots = []
     for b in cfg.bot:
@@ -293,7 +294,7 @@ def _check_game(resolved: Resolved, quiet: bool = False) -> Resolved:
 
 
 def _digests(resolved: Resolved) -> list[str | None]:
-    from ..match import file_digest
+    from ..bot_command import file_digest
 
     return [file_digest(b.argv) for b in resolved.bots]
 
