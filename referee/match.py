@@ -220,6 +220,7 @@ class Match:
                 layer=self.layer,
                 marker=marker,
             )
+            s.uid, s.uid_leased = launch.uid, launch.leased
             log = log_dir / f"{stem}.seat{seat}.stderr.log" if log_dir is not None else None
             if placement is not None:  # a child inherits the affinity it is forked with
                 self._pinned_from = self._pinned_from or set(cpus)
@@ -308,6 +309,10 @@ class Match:
                 "seccomp": list(self.layer.seccomp),
                 "limits": msgspec.to_builtins(cfg.limits),
                 "max_line": cfg.max_line,
+                # Who the bots ran as; the layer's self-test checked they hold no
+                # capability.
+                "bot_uids": [s.uid for s in self.seats],
+                "capabilities": [],
             },
         )
 

@@ -78,6 +78,15 @@ async def submit_then(
     return result["outcome"]
 
 
+@pytest.fixture
+def tmp_path(tmp_path: Path) -> Path:
+    """pytest's own, open to everyone: when the tests run as root, each bot runs as a
+    uid of its own and must be able to enter the directory that holds it, as a
+    tournament's bot directories must be (docs/security.md)."""
+    tmp_path.chmod(0o755)
+    return tmp_path
+
+
 def has_content(path: Path) -> bool:
     """A file that exists and is not empty (a replay whose header is out)."""
     return path.exists() and path.stat().st_size > 0

@@ -131,6 +131,7 @@ class Probes:
         sibling.mkdir()
         self.secret = sibling / "secret.txt"
         self.secret.write_text("sibling-secret-42\n")
+        self.secret.chmod(0o600)  # another bot's own file
         self.target = outside / "written-by-bot.txt"
 
     def places(self, python: str, c_bin: Path | None) -> dict[str, str]:
@@ -223,7 +224,9 @@ def _batch(
 ) -> dict[str, Run]:
     if layer.name in store:
         return store[layer.name]
-    probes = Probes(tmp_path_factory.mktemp(f"zoo-{layer.name}"))
+    probe_dir = tmp_path_factory.mktemp(f"zoo-{layer.name}")
+    probe_dir.chmod(0o755)  # as the tmp_path fixture of conftest.py
+    probes = Probes(probe_dir)
     places = probes.places(sys.executable, c_bin)
     rock = [part.format(**places) for part in catalog.BY_NAME["rock"].argv]
     runs: dict[str, Run] = {}
@@ -338,4 +341,4 @@ def _check_probe_side_effects(run: Run) -> None:
         target.unlink(missing_ok=True)
         for stray in catalog.ZOO_DIR.glob(".zoo-write-*"):
             stray.unlink()
-        assert written == ("fs" not in isolation)
+        assert written == ("fs" not in isolation and "uid" not in isolation)

@@ -28,6 +28,8 @@ Modules:
     process-tree accounting (RSS, CPU) and teardown (kill_tree, the subreaper sweep).
 ``sched``
     CPU affinity and time slices for a bot's threads.
+``identity``
+    the unprivileged uid each bot runs as when the referee is root.
 
 Every wrapper either execs the bot or lets go of its stdin and stdout, so that a bot
 closing a pipe is noticed.
@@ -46,6 +48,7 @@ from .base import (
     SandboxError,
 )
 from .choose import choose_layer
+from .identity import lease_uid, release_uid
 from .launch import containment_record, prepare_launch
 from .paths import landlock_abi
 from .proctree import (
@@ -77,7 +80,9 @@ __all__ = [
     "enable_subreaper",
     "kill_tree",
     "landlock_abi",
+    "lease_uid",
     "prepare_launch",
+    "release_uid",
     "set_slice",
     "slice_tree",
     "spread_tree",

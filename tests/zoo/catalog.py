@@ -112,8 +112,11 @@ def _escape(isolation: frozenset[str]) -> Expect:
 
 
 def _blocked_if(key: str, label: str, otherwise: str) -> Callable[[frozenset[str]], Expect]:
+    # A bot of its own uid ("uid": the referee is root) is refused by file permissions
+    # what is not its own: the sibling's secret is 0600, the outside directory root's.
     def expect(isolation: frozenset[str]) -> Expect:
-        return ok(f"{label}: blocked" if key in isolation else f"{label}: {otherwise}")
+        blocked = key in isolation or (key == "fs" and "uid" in isolation)
+        return ok(f"{label}: blocked" if blocked else f"{label}: {otherwise}")
 
     return expect
 
@@ -140,8 +143,19 @@ def _shm(isolation: frozenset[str]) -> Expect:
     return ok("shm: blocked" if contained else "shm: wrote 200 MiB")
 
 
+def _privileges(isolation: frozenset[str]) -> Expect:
+    # Never root, never a capability, so never a raw socket nor the host's name, in
+    # any layer; priorities are refused by the seccomp filter, or by another uid's
+    # missing rights (an unprivileged referee's basic bot may renice its own user's
+    # processes: docs/security.md).
+    expected = ["root: no", "caps: none", "raw: blocked", "hostname: blocked"]
+    if "syscalls" in isolation or "uid" in isolation:
+        expected += ["renice-self: blocked", "renice-other: blocked"]
+    return ok(*expected)
+
+
 def _write(isolation: frozenset[str]) -> Expect:
-    if "fs" in isolation:
+    if "fs" in isolation or "uid" in isolation:
         return ok("write-target: blocked", "write-botdir: blocked")
     return ok("write-target: ok", "write-botdir: ok")
 
@@ -276,6 +290,7 @@ ZOO: tuple[ZooBot, ...] = (
     ZooBot("signal_referee", _py("signal_referee.py"), _signal),
     ZooBot("read_environ", _py("read_environ.py", "--name={secret_name}"), _environ),
     ZooBot("refused_syscalls", _py("refused_syscalls.py"), _syscalls),
+    ZooBot("privileges", _py("privileges.py"), _privileges),
     # -- other runtimes
     ZooBot("node_rock", _node("rock.js"), _always(ok()), needs="node"),
 )
