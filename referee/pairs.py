@@ -29,6 +29,8 @@ from typing import Any
 import msgspec
 import trio
 
+from .outcome import MatchOutcome
+
 RUN_FILE = "run.json"
 MATCHES_FILE = "matches.jsonl"
 LEGS = ("a", "b")
@@ -85,12 +87,13 @@ def _ranking_score(scores: dict[str, Any]) -> float:
     return float(next(iter(scores.values()), 0.0))
 
 
-def record_of(pair: int, leg: str, opponent: int, outcome: dict[str, Any]) -> MatchRecord:
-    """What the statistics need from a finished match (``referee.cli.outcome_json``)."""
+def record_of(
+    pair: int, leg: str, opponent: int, outcome: MatchOutcome, replay: str | None
+) -> MatchRecord:
+    """What the statistics need from a finished match."""
     test_seat = 0 if leg == "a" else 1
-    winner = outcome.get("winner")
-    winner = winner if isinstance(winner, int) else None
-    seats = outcome["seats"]
+    winner = outcome.winner
+    seats = outcome.seats
     return MatchRecord(
         pair=pair,
         leg=leg,
@@ -98,11 +101,11 @@ def record_of(pair: int, leg: str, opponent: int, outcome: dict[str, Any]) -> Ma
         test_seat=test_seat,
         winner=winner,
         test_score=0.5 if winner is None else float(winner == test_seat),
-        scores=[_ranking_score(s.get("scores") or {}) for s in seats],
-        faults=[[f["kind"] for f in (s.get("verdict") or {}).get("faults") or []] for s in seats],
-        disqualified=[bool((s.get("stats") or {}).get("disqualified")) for s in seats],
-        replay=outcome.get("replay"),
-        wall_s=float(outcome.get("wall_s") or 0.0),
+        scores=[_ranking_score(s.scores) for s in seats],
+        faults=[[f.kind for f in s.verdict.faults] for s in seats],
+        disqualified=[bool(s.stats.get("disqualified")) for s in seats],
+        replay=replay,
+        wall_s=float(outcome.wall_s),
     )
 
 
@@ -195,8 +198,8 @@ class PairSession:
         name = f"{stem}.{self.session}.part.jsonl.gz" if part else f"{stem}.jsonl.gz"
         return self.out_dir / "replays" / name
 
-    def _finish_replay(self, outcome: dict[str, Any], pair: int, leg: str) -> str | None:
-        produced = outcome.get("replay")
+    def _finish_replay(self, outcome: MatchOutcome, pair: int, leg: str) -> str | None:
+        produced = outcome.replay
         if not produced or not os.path.exists(produced):
             return None
         final = self._replay(pair, leg)
@@ -253,8 +256,8 @@ class PairSession:
         async def play(pair: int, leg: str) -> None:
             confine = len(self.playing) >= executor.size
             outcome = await executor.submit(self.job(pair, leg, confine))
-            outcome["replay"] = self._finish_replay(outcome, pair, leg)
-            rec = record_of(pair, leg, self.opponent_of(pair), outcome)
+            replay = self._finish_replay(outcome, pair, leg)
+            rec = record_of(pair, leg, self.opponent_of(pair), outcome, replay)
             self._append(rec)
             self.records[(pair, leg)] = rec
             self.playing.discard((pair, leg))
@@ -358,7 +361,7 @@ RESULT_OPTIONS = (
 
 def add_match_options(p: Any) -> None:
     """The options of ``referee match`` that make sense for many matches."""
-    from .cli import add_limit_arguments, nonneg_int, positive_int
+    from .options import add_limit_arguments, nonneg_int, positive_int
 
     p.add_argument("--game", default=None, help="chaos (default), roshambo, or another game")
     p.add_argument("--classic", action="store_true", help="same as --game roshambo")
@@ -404,7 +407,7 @@ def add_match_options(p: Any) -> None:
 
 
 def refuse_with_resume(args: Any, extra: Sequence[str] = ()) -> None:
-    from .cli import CliError
+    from .errors import CliError
 
     given = [
         o for o in (*RESULT_OPTIONS, *extra) if getattr(args, o, None) not in (None, False, [])
@@ -417,8 +420,9 @@ def refuse_with_resume(args: Any, extra: Sequence[str] = ()) -> None:
 def match_settings(args: Any) -> dict[str, Any]:
     """The MatchConfig fields every match of the run shares, checked by building
     the game once (a bad game or parameter is a usage error before anything runs)."""
-    from .cli import CliError, limit_overrides, parse_params, sandbox_limits
-    from .match import MatchConfig, UsageError, make_game
+    from .errors import CliError, UsageError
+    from .match import MatchConfig, make_game
+    from .options import limit_overrides, parse_params, sandbox_limits
     from .tournament.command import idle_poll_for
 
     game = "roshambo" if args.classic else (args.game or "chaos")
@@ -445,8 +449,8 @@ def match_settings(args: Any) -> dict[str, Any]:
 
 
 def resolve_side(text: str) -> tuple[list[str], str]:
-    from .cli import CliError
-    from .match import UsageError, resolve_command
+    from .errors import CliError, UsageError
+    from .match import resolve_command
 
     try:
         argv = resolve_command(text)
@@ -459,7 +463,7 @@ def check_containment(sandbox: str | None, quiet: bool) -> None:
     import sys
 
     from . import sandbox as sbx
-    from .cli import CliError
+    from .errors import CliError
 
     try:
         layer = sbx.choose_layer(sandbox or "auto")

@@ -324,10 +324,11 @@ def _check_probe_side_effects(run: Run) -> None:
     isolation = set(run.layer.isolation)
     name = run.bot.name
     if name == "tcp_connect":
-        contained = "net" in isolation or "tcp" in isolation
+        contained = bool({"net", "tcp", "sockets"} & isolation)
         assert (run.tcp_connections == 0) == contained, run.tcp_connections
     elif name == "udp_send":
-        assert (run.udp_datagrams == 0) == ("net" in isolation), run.udp_datagrams
+        contained = bool({"net", "sockets"} & isolation)
+        assert (run.udp_datagrams == 0) == contained, run.udp_datagrams
     elif name == "write_outside":
         target = Path(run.places["target"])
         written = target.exists()
