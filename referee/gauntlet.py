@@ -24,7 +24,7 @@ from typing import Any
 
 import msgspec
 
-from .errors import EXIT_INTERNAL, EXIT_OK, CliError
+from .errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, CliError
 from .options import positive_float, positive_int
 from .pairs import (
     Pair,
@@ -45,7 +45,6 @@ from .stats.rating import rate_against_pool
 POOLS_DIR = Path(__file__).resolve().parent / "pools"
 DEFAULT_ROUNDS = 2  # pairs against each opponent without --precision
 MAX_ROUNDS = 20  # with --precision, unless --max-rounds says otherwise
-EXIT_INTERRUPTED = 130
 
 
 def configure(p: argparse.ArgumentParser) -> None:

@@ -87,7 +87,9 @@ def _ranking_score(scores: dict[str, Any]) -> float:
     return float(next(iter(scores.values()), 0.0))
 
 
-def record_of(pair: int, leg: str, opponent: int, outcome: MatchOutcome) -> MatchRecord:
+def record_of(
+    pair: int, leg: str, opponent: int, outcome: MatchOutcome, replay: str | None
+) -> MatchRecord:
     """What the statistics need from a finished match."""
     test_seat = 0 if leg == "a" else 1
     winner = outcome.winner
@@ -99,13 +101,11 @@ def record_of(pair: int, leg: str, opponent: int, outcome: MatchOutcome) -> Matc
         test_seat=test_seat,
         winner=winner,
         test_score=0.5 if winner is None else float(winner == test_seat),
-        scores=[_ranking_score(s.scores or {}) for s in seats],
-        faults=[[f.kind.value for f in s.verdict.faults] for s in seats],
-        disqualified=[
-            s.verdict.disqualified or bool((s.stats or {}).get("disqualified")) for s in seats
-        ],
-        replay=outcome.replay,
-        wall_s=float(outcome.wall_s or 0.0),
+        scores=[_ranking_score(s.scores) for s in seats],
+        faults=[[f.kind for f in s.verdict.faults] for s in seats],
+        disqualified=[bool(s.stats.get("disqualified")) for s in seats],
+        replay=replay,
+        wall_s=float(outcome.wall_s),
     )
 
 
@@ -256,8 +256,8 @@ class PairSession:
         async def play(pair: int, leg: str) -> None:
             confine = len(self.playing) >= executor.size
             outcome = await executor.submit(self.job(pair, leg, confine))
-            outcome.replay = self._finish_replay(outcome, pair, leg)
-            rec = record_of(pair, leg, self.opponent_of(pair), outcome)
+            replay = self._finish_replay(outcome, pair, leg)
+            rec = record_of(pair, leg, self.opponent_of(pair), outcome, replay)
             self._append(rec)
             self.records[(pair, leg)] = rec
             self.playing.discard((pair, leg))
@@ -420,8 +420,8 @@ def refuse_with_resume(args: Any, extra: Sequence[str] = ()) -> None:
 def match_settings(args: Any) -> dict[str, Any]:
     """The MatchConfig fields every match of the run shares, checked by building
     the game once (a bad game or parameter is a usage error before anything runs)."""
-    from .errors import CliError
-    from .match import MatchConfig, UsageError, make_game
+    from .errors import CliError, UsageError
+    from .match import MatchConfig, make_game
     from .options import limit_overrides, parse_params, sandbox_limits
     from .tournament.command import idle_poll_for
 
@@ -449,8 +449,8 @@ def match_settings(args: Any) -> dict[str, Any]:
 
 
 def resolve_side(text: str) -> tuple[list[str], str]:
-    from .errors import CliError
-    from .match import UsageError, resolve_command
+    from .bot_command import resolve_command
+    from .errors import CliError, UsageError
 
     try:
         argv = resolve_command(text)

@@ -17,7 +17,7 @@ from typing import Any
 
 import msgspec
 
-from .errors import EXIT_INTERNAL, EXIT_OK, CliError
+from .errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, CliError
 from .options import positive_int
 from .pairs import (
     Pair,
@@ -39,7 +39,6 @@ from .stats.sprt import SprtParams, bounds, decision
 
 DEFAULTS = SprtParams()
 DEFAULT_MAX_PAIRS = 20000
-EXIT_INTERRUPTED = 130
 
 
 def _probability(text: str) -> float:

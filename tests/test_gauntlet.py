@@ -7,7 +7,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import run_cli
+from conftest import ROOT, run_cli
+
+STORED_POOL = ROOT / "referee" / "pools" / "chaos.json"
 
 
 def _pool(tmp_path: Path) -> Path:
@@ -64,6 +66,16 @@ def test_without_precision_plays_the_rounds_asked(tmp_path: Path) -> None:
     # Markov beats a fixed cycle every time.
     assert by["markov-c"]["losses"] == 4
     assert s["faults"] == {}
+
+
+def test_a_sample_bot_is_rated_near_its_stored_rating(tmp_path: Path) -> None:
+    """The done-when check for one bot: its interval against the stored pool (one
+    pair against every other sample bot) contains its stored pool rating."""
+    stored = json.loads(STORED_POOL.read_text())
+    s = _gauntlet("markov-c", "--max-rounds", "1", "--seed", "7", "--out", str(tmp_path / "g"))
+    assert "markov-c" not in [r["name"] for r in s["opponents"]]  # not played against itself
+    assert len(s["opponents"]) == len(stored["bots"]) - 1
+    assert s["elo_low"] <= stored["bots"]["markov-c"]["elo"] <= s["elo_high"]
 
 
 @pytest.mark.parametrize(
