@@ -726,9 +726,9 @@ def _kaggle_python() -> Path | None:
     return py
 
 
-def run_kaggle(py: Path, steps: int) -> dict:
+def run_kaggle(py: Path, steps: int, agents: str = "rock") -> dict:
     done = subprocess.run(
-        [str(py), str(BENCH / "kaggle_rps.py"), str(steps)],
+        [str(py), str(BENCH / "kaggle_rps.py"), str(steps), agents],
         capture_output=True,
         text=True,
         timeout=1200,
@@ -751,17 +751,19 @@ def scenario_kaggle(rep: Report, args: argparse.Namespace) -> None:
         tmp = Path(tempfile.mkdtemp(prefix="bench-kaggle-"))
         info: dict = {}
 
-        def kaggle() -> float:
+        def kaggle(agents: str) -> float:
             # The peer plays on the machine the referee plays on: with idle CPUs
             # polling where the referee keeps them so (its one process wakes
             # nobody, so this is for fairness, not for speed).
             with IdlePollHold() if IDLE_POLL else contextlib.nullcontext():
-                info.update(run_kaggle(py, steps))
+                info.update(run_kaggle(py, steps, agents))
             return float(info["rounds_per_s"])
 
         replay = str(tmp / "match.jsonl")
         got: dict[str, list[float]] = {
             "kaggle": [],
+            "kaggle-sdk": [],
+            "referee-sdk": [],
             "referee-py": [],
             "referee-c": [],
             "referee-py-halt": [],
@@ -769,8 +771,12 @@ def scenario_kaggle(rep: Report, args: argparse.Namespace) -> None:
         py_bot, c_bot = [PY, str(PYBOT)], [str(CBOT)]
 
         def referee_pair() -> None:
-            # Python bots are the counterpart of Kaggle's Python agents (which
-            # Kaggle calls in-process, with no pipes at all); C bots for reference.
+            # The sample bots on the Python helper, as a user runs them: the
+            # counterpart of Kaggle's cycler and random agents (which Kaggle calls
+            # in-process, with no pipes at all).
+            got["referee-sdk"].append(run_referee(["cycler"], ["random"], steps, replay)["rate"])
+            # The no-JSON Python bot and the C bot, against Kaggle's rock agents:
+            # what the referee itself does with bots that cost next to nothing.
             got["referee-py"].append(run_referee(py_bot, py_bot, steps, replay)["rate"])
             got["referee-c"].append(run_referee(c_bot, c_bot, steps, replay)["rate"])
             if IDLE_POLL:  # for reference: idle CPUs left to halt
@@ -784,11 +790,14 @@ def scenario_kaggle(rep: Report, args: argparse.Namespace) -> None:
             referee_pair()
             # Three Kaggle runs (6-12 s each for 10,000 steps) give the median a middle.
             for i in range(1 if args.quick else max(3, args.reps // 5)):
-                got["kaggle"].append(kaggle())
+                got["kaggle-sdk"].append(kaggle("cycler-random"))
+                got["kaggle"].append(kaggle("rock"))
                 referee_pair()
                 print(
-                    f"  kaggle rep {i + 1}: kaggle {got['kaggle'][-1]:,.0f}, referee "
-                    f"{got['referee-py'][-1]:,.0f} (Python bots) "
+                    f"  kaggle rep {i + 1}: kaggle {got['kaggle-sdk'][-1]:,.0f} (cycler, "
+                    f"random) {got['kaggle'][-1]:,.0f} (rock, rock), referee "
+                    f"{got['referee-sdk'][-1]:,.0f} (sample cycler, random) "
+                    f"{got['referee-py'][-1]:,.0f} (no-JSON Python bots) "
                     f"{got['referee-c'][-1]:,.0f} (C bots)"
                     + (
                         f" {got['referee-py-halt'][-1]:,.0f} (Python bots, --no-idle-poll)"
@@ -803,24 +812,37 @@ def scenario_kaggle(rep: Report, args: argparse.Namespace) -> None:
     except BenchError as exc:
         rep.skip(what, str(exc))
         return
+    kag_sdk = statistics.median(got["kaggle-sdk"])
+    sdk_ratio = statistics.median(got["referee-sdk"]) / kag_sdk
+    per_rep = sorted(r / k for r, k in zip(got["referee-sdk"][1:], got["kaggle-sdk"], strict=True))
+    rep.add(
+        Row(
+            f"{what}: referee / Kaggle, {steps:,} steps, sample bots on the Python helper "
+            "(cycler vs random, replay written) against Kaggle's cycler and random agents",
+            f"{sdk_ratio:.1f}x (referee {fmt_rate(got['referee-sdk'])}, Kaggle "
+            f"{kag_sdk:,.0f} steps/s, kaggle-environments {info.get('version', '?')}; "
+            f"Kaggle against the referee run after it: {per_rep[0]:.1f}-{per_rep[-1]:.1f}x)",
+            ">= 30x",
+            # 1,000 steps are mostly the bots' start-up for the referee: no verdict.
+            "n/a (--quick)" if args.quick else judge(sdk_ratio >= 30),
+        )
+    )
     kag = statistics.median(got["kaggle"])
     py_ratio = statistics.median(got["referee-py"]) / kag
     c_ratio = statistics.median(got["referee-c"]) / kag
     rep.add(
         Row(
-            f"{what}: referee / Kaggle, {steps:,} steps",
-            f"{py_ratio:.1f}x with Python bots, {c_ratio:.1f}x with C bots "
-            f"(Kaggle {kag:,.0f} steps/s, kaggle-environments {info.get('version', '?')})",
-            ">= 30x",
-            # 1,000 steps are mostly the bots' start-up for the referee: no verdict.
-            "n/a (--quick)" if args.quick else judge(py_ratio >= 30),
+            f"{what}: referee / Kaggle, {steps:,} steps, no-JSON bots (bench/pybot.py, "
+            "bench/cbot.c) against Kaggle's rock agents",
+            f"{py_ratio:.1f}x with the no-JSON Python bot, {c_ratio:.1f}x with C bots "
+            f"(Kaggle {kag:,.0f} steps/s): the referee's own speed, not what users' bots get",
         )
     )
     if got["referee-py-halt"]:
         halt_ratio = statistics.median(got["referee-py-halt"]) / kag
         rep.add(
             Row(
-                f"{what}: referee with --no-idle-poll / Kaggle, Python bots",
+                f"{what}: referee with --no-idle-poll / Kaggle, no-JSON Python bots",
                 f"{halt_ratio:.1f}x ({fmt_rate(got['referee-py-halt'])})",
             )
         )
