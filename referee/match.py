@@ -30,8 +30,10 @@ import trio
 
 from . import __version__, faults
 from . import sandbox as sbx
-from .faults import FaultRecord, Verdict
+from .errors import SandboxFailure, UsageError
+from .faults import FaultKind, FaultRecord, Verdict
 from .games import GAMES, Fault, Game, GameResult
+from .judge import Judge
 from .proc import BotProcess, Multiplexer, SpawnError
 from .protocol import (
     DEFAULT_MAX_LINE,
@@ -70,6 +72,9 @@ class MatchConfig(msgspec.Struct, frozen=True, kw_only=True):
     tokens: int | None = None  # Chaos League only; None: the game's default
     params: dict[str, Any] = msgspec.field(default_factory=dict)  # other game parameters
     seed: int = 0
+    # Each seat's bot seed; None: derived from ``seed`` and the seat. Paired matches
+    # (``referee sprt``) share the game's seed but give the bots seeds of their own.
+    bot_seeds: list[int] | None = None
     move_timeout: float = 1.0
     handshake_timeout: float = 10.0
     time_bank: float = 3.0
@@ -90,7 +95,10 @@ class MatchConfig(msgspec.Struct, frozen=True, kw_only=True):
     log_dir: str | None = None  # where per-bot stderr logs go (None: next to the replay)
 
 
-class MatchOutcome(msgspec.Struct):
+class PlayedMatch(msgspec.Struct):
+    """What the driver hands back: the records of the match as written to its replay,
+    and how long it took (``referee.outcome.outcome_of`` makes the report of it)."""
+
     header: Header
     result: GameResult
     verdicts: list[Verdict]
@@ -100,10 +108,6 @@ class MatchOutcome(msgspec.Struct):
     replay_hash: str
     play_s: float = 0.0  # first turn sent to last step resolved: the rate's denominator
     idle_poll: bool = False  # whether idle CPUs were kept polling (referee/wakeup.py)
-
-
-class UsageError(Exception):
-    """A problem with what the user asked for (bad command, bad parameter)."""
 
 
 def random_seed() -> int:
@@ -160,14 +164,6 @@ def bot_dir_of(command: Sequence[str]) -> Path | None:
     return Path(exe).resolve().parent if exe else None
 
 
-class SandboxFailure(Exception):
-    """The containment layer could not start a bot: not charged to the bot.
-
-    Recognised by what the launch wrote on the bot's stderr: a launch that got as
-    far as starting the bot says so before the bot runs (``sandbox.LAUNCH_TOKEN``),
-    so a bot that prints a launcher's error and exits has still crashed."""
-
-
 # bwrap reports a signal death as exit code 128 + n.
 _SIGXCPU_CODES = (-24, 128 + 24)
 
@@ -175,22 +171,19 @@ _SIGXCPU_CODES = (-24, 128 + 24)
 class _Seat:
     """Driver-side bookkeeping for one seat."""
 
-    def __init__(self, spec: BotSpec, seed: int) -> None:
+    def __init__(self, index: int, spec: BotSpec, seed: int) -> None:
+        self.index = index
         self.spec = spec
         self.seed = seed
         self.bot: BotProcess | None = None
         self.verdict = Verdict()
         self.owed: deque[int] = deque()  # steps whose reply has not arrived yet, oldest first
-        self.bank = 0.0
-        self.round_faults = 0
-        self.out = False  # disqualified / gone
         self.scratch: Path | None = None
         self.marker = ""  # in the bot's environment: attributes escaped processes
         self.name: str | None = None
         self.version: str | None = None
         self.peak_rss = 0
         self.cpu_s = 0.0
-        self.max_move = 0.0
 
 
 class _Round:
@@ -215,9 +208,18 @@ class Match:
     ) -> None:
         self.cfg = cfg
         self.game = make_game(cfg, len(bots))
-        self.seats = [_Seat(spec, derive_seed(cfg.seed, seat)) for seat, spec in enumerate(bots)]
+        if cfg.bot_seeds is not None and len(cfg.bot_seeds) != len(bots):
+            raise UsageError(f"{len(cfg.bot_seeds)} bot seeds for {len(bots)} bots")
+        seeds = cfg.bot_seeds or [derive_seed(cfg.seed, seat) for seat in range(len(bots))]
+        self.seats = [
+            _Seat(seat, spec, seed)
+            for seat, (spec, seed) in enumerate(zip(bots, seeds, strict=True))
+        ]
         self.progress = progress
-        self.faults: list[FaultRecord] = []
+        self.judge = Judge(len(bots), cfg.move_timeout, cfg.time_bank, cfg.max_faults)
+        self.faults: list[FaultRecord] = self.judge.faults
+        for s, seat_faults in zip(self.seats, self.judge.seat_faults, strict=True):
+            s.verdict.faults = seat_faults
         try:
             self.writer = ReplayWriter(Path(cfg.replay) if cfg.replay else None)
         except OSError as exc:
@@ -237,14 +239,8 @@ class Match:
 
     # -- faults ----------------------------------------------------------------
 
-    def _fault(self, seat: int, step: int, kind: str, detail: str) -> Fault:
-        rec = FaultRecord(round=step, seat=seat, kind=kind, detail=detail[:500])
-        self.faults.append(rec)
-        s = self.seats[seat]
-        s.verdict.faults.append(rec)
-        if kind in faults.ROUND_FAULTS:
-            s.round_faults += 1
-        return Fault(kind, detail[:500])
+    def _fault(self, seat: int, step: int, kind: FaultKind, detail: str) -> Fault:
+        return self.judge.fault(seat, step, kind, detail)
 
     # -- start-up --------------------------------------------------------------
 
@@ -283,7 +279,6 @@ class Match:
                 self._pinned_from = self._pinned_from or set(cpus)
                 pin_thread({placement[1][seat]})
             s.bot = BotProcess(seat, launch, cfg.max_line, stderr_log=log)
-            s.bank = cfg.time_bank
         if placement is not None:
             pin_thread({placement[0]})
         # Spinning only pays while a bot can run on another CPU meanwhile.
@@ -453,7 +448,9 @@ class Match:
 
     # -- the loop --------------------------------------------------------------
 
-    async def _gone_reason(self, seat: int, handshake: bool = False) -> tuple[str, str] | None:
+    async def _gone_reason(
+        self, seat: int, handshake: bool = False
+    ) -> tuple[FaultKind, str] | None:
         """If the seat's bot can no longer answer, why (settling the exit first)."""
         s = self.seats[seat]
         bot = s.bot
@@ -505,8 +502,9 @@ class Match:
         self._next_watch = now + WATCHDOG_PERIOD
         over: list[int] = []
         limits = self.cfg.limits
+        out = self.judge.out
         for seat, s in enumerate(self.seats):
-            if s.out or s.bot is None or s.bot.exited:
+            if out[seat] or s.bot is None or s.bot.exited:
                 continue
             usage = sbx.tree_usage(s.bot.pid)
             s.peak_rss = max(s.peak_rss, usage.rss_kib)
@@ -538,12 +536,11 @@ class Match:
         return over
 
     def _disqualify(self, seats: list[int], step: int) -> None:
-        seats = [seat for seat in seats if not self.seats[seat].out]
+        seats = self.judge.disqualify(seats)
         if not seats:
             return
         for seat in seats:
             s = self.seats[seat]
-            s.out = True
             s.verdict.disqualified = True
             if s.bot is not None and not s.bot.exited:
                 s.bot.kill()
@@ -553,7 +550,7 @@ class Match:
         self.writer.write(event)
         self.events.append(event)
 
-    def _take_line(self, seat: int, step: int) -> tuple[bytes, float] | str | None:
+    def _take_line(self, seat: int, step: int) -> tuple[bytes, float] | FaultKind | None:
         """The reply to ``step`` if it has arrived; drops late replies to earlier
         steps; returns a fault kind for output nobody asked for."""
         s = self.seats[seat]
@@ -576,8 +573,9 @@ class Match:
         since its last answer (nobody asked for it), or one over a resource limit
         (the watchdog runs if its period is up)."""
         fatal: list[int] = []
+        out = self.judge.out
         for seat, s in enumerate(self.seats):
-            if s.bot is not None and s.bot.lines and not s.owed and not s.out:
+            if s.bot is not None and s.bot.lines and not s.owed and not out[seat]:
                 self._fault(seat, step, faults.UNSOLICITED_OUTPUT, "a line nobody asked for")
                 fatal.append(seat)
         fatal += [seat for seat in self._watchdog(step, force=False) if seat not in fatal]
@@ -587,38 +585,24 @@ class Match:
         self,
         seat: int,
         step: int,
-        got: tuple[bytes, float] | str,
+        got: tuple[bytes, float] | FaultKind,
         sent: float,
-        deadline: float,
         rnd: _Round,
         decode: Callable[[bytes], Any],
     ) -> None:
         """Judge what a seat sent for ``step``: an action, or a fault in ``rnd``."""
-        s = self.seats[seat]
-        if isinstance(got, str):
+        if isinstance(got, FaultKind):
             rnd.faults[seat] = self._fault(seat, step, got, "a line nobody asked for")
             rnd.fatal.append(seat)
             rnd.faulted = True
             return
         line, t = got
-        took = t - sent
-        move_s = self.cfg.move_timeout
-        if t > deadline:
-            # It came, but after the deadline: a timeout all the same.
-            rnd.faults[seat] = self._fault(
-                seat,
-                step,
-                faults.TIMEOUT,
-                f"reply after {took:.3f} s > {move_s:g} s (+{s.bank:.3f} s bank)",
-            )
-            s.bank = 0.0
+        late = self.judge.reply(seat, step, sent, t)
+        if late is not None:
+            rnd.faults[seat] = late
             rnd.faulted = True
             return
-        rnd.latency[seat] = int(took * 1e6)
-        if took > s.max_move:
-            s.max_move = took
-        if took > move_s:
-            s.bank = max(0.0, s.bank - (took - move_s))
+        rnd.latency[seat] = int((t - sent) * 1e6)
         try:
             action = decode(line)
         except (ValueError, RecursionError) as exc:
@@ -627,10 +611,9 @@ class Match:
             )
             rnd.faulted = True
             return
-        why = self.game.check(self._state, seat, action)
-        if why is not None:
-            kind = faults.PROTOCOL_ERROR if "round" in why else faults.ILLEGAL_MOVE
-            rnd.faults[seat] = self._fault(seat, step, kind, why)
+        refused = self.game.check(self._state, seat, action)
+        if refused is not None:
+            rnd.faults[seat] = self._fault(seat, step, refused.kind, refused.detail)
             rnd.faulted = True
             return
         rnd.actions[seat] = action
@@ -663,11 +646,11 @@ class Match:
                 if len(lines) == 1 and len(owed) == 1:
                     # The usual case: one turn outstanding, one line arrived.
                     owed.pop()
-                    got: tuple[bytes, float] | str | None = lines.popleft()
+                    got: tuple[bytes, float] | FaultKind | None = lines.popleft()
                 else:
                     got = self._take_line(seat, step) if lines else None
                 if got is not None:
-                    self._accept(seat, step, got, sent, deadline[seat], rnd, decode)
+                    self._accept(seat, step, got, sent, rnd, decode)
                     continue
                 gone = None
                 if bot.stdout_eof or bot.stdin_broken or bot.exited or bot.line_too_long:
@@ -677,14 +660,7 @@ class Match:
                     rnd.fatal.append(seat)
                     rnd.faulted = True
                 elif now >= deadline[seat]:
-                    move_s = self.cfg.move_timeout
-                    rnd.faults[seat] = self._fault(
-                        seat,
-                        step,
-                        faults.TIMEOUT,
-                        f"no reply within {move_s:g} s (+{s.bank:.3f} s bank)",
-                    )
-                    s.bank = 0.0
+                    rnd.faults[seat] = self.judge.no_reply(seat, step)
                     rnd.faulted = True
                 else:
                     still.append(seat)
@@ -700,17 +676,7 @@ class Match:
 
     def _after_faults(self, asked: Sequence[int], step: int, rnd: _Round) -> None:
         """A seat at its round-fault limit is out too; then everyone who must go goes."""
-        max_faults = self.cfg.max_faults
-        for seat in asked:
-            s = self.seats[seat]
-            if seat not in rnd.fatal and s.round_faults >= max_faults and not s.out:
-                self._fault(
-                    seat,
-                    step,
-                    faults.TOO_MANY_FAULTS,
-                    f"{s.round_faults} round faults (limit {max_faults})",
-                )
-                rnd.fatal.append(seat)
+        rnd.fatal = self.judge.must_go(asked, step, rnd.fatal)
         if rnd.fatal:
             self._disqualify(rnd.fatal, step)
 
@@ -719,7 +685,7 @@ class Match:
         assert mux is not None
         for seat, notice in self.game.notices(self._state, outcome):
             s = self.seats[seat]
-            if not s.out and s.bot is not None:
+            if not self.judge.out[seat] and s.bot is not None:
                 mux.send(s.bot, encode(notice) + b"\n")
 
     async def _checkpoint(self, step: int) -> None:
@@ -757,6 +723,8 @@ class Match:
         mux = self.mux
         assert mux is not None
         s0, s1 = self.seats
+        c0, c1 = self.judge.clocks
+        out = self.judge.out
         b0, b1 = s0.bot, s1.bot
         assert b0 is not None and b1 is not None
         lines0, lines1 = b0.lines, b1.lines
@@ -783,7 +751,7 @@ class Match:
         backlog: list[Step] = []  # earlier steps' records not yet written (_record_batch)
         checkpoint_at = PROGRESS_EVERY
         while not finished(state):
-            if s0.out or s1.out:
+            if out[0] or out[1]:
                 break
             step = step_number(state)
             if lines0 or lines1 or monotonic() >= self._next_watch:
@@ -801,8 +769,9 @@ class Match:
             if send1(obs1 + b"\n"):
                 want_write(b1)
             sent = monotonic()
-            d0 = sent + move_s + s0.bank
-            d1 = sent + move_s + s1.bank
+            # SeatClock.deadline, inlined: this loop runs tens of thousands of times a second.
+            d0 = sent + move_s + c0.bank
+            d1 = sent + move_s + c1.bank
             # Write the previous step's record while the bots think.
             if pending is not None:
                 if self._record_batch == 1 and not backlog:
@@ -878,14 +847,12 @@ class Match:
             if a0 is not None:
                 took0 = got0[1] - sent  # type: ignore[index]
                 took1 = got1[1] - sent  # type: ignore[index]
-                if took0 > s0.max_move:
-                    s0.max_move = took0
-                if took1 > s1.max_move:
-                    s1.max_move = took1
-                if took0 > move_s:  # the time bank paid for the excess
-                    s0.bank = max(0.0, s0.bank - (took0 - move_s))
-                if took1 > move_s:
-                    s1.bank = max(0.0, s1.bank - (took1 - move_s))
+                # Both in time: the judge notes each reply that changes anything
+                # (a slowest move, a charge to the bank); nearly none does.
+                if took0 > c0.quiet:
+                    c0.took(took0)
+                if took1 > c1.quiet:
+                    c1.took(took1)
                 outcome = resolve(state, (a0, a1))
                 if recording:
                     pending = Step(
@@ -905,7 +872,7 @@ class Match:
                         owed.append(step)  # from here on _collect keeps the books
                         waiting.append(seat)
                     else:
-                        self._accept(seat, step, got, sent, (d0, d1)[seat], rnd, decode)
+                        self._accept(seat, step, got, sent, rnd, decode)
                 if waiting:
                     await self._collect(step, waiting, sent, [d0, d1], rnd, decode)
                 outcome = resolve(state, rnd.actions)
@@ -943,7 +910,7 @@ class Match:
         encode = msgspec.json.Encoder().encode
         decode = msgspec.json.Decoder(game.action_type).decode
         has_notices = type(game).notices is not Game.notices
-        move_s = self.cfg.move_timeout
+        clocks = self.judge.clocks
         writer = self.writer
         recording = writer.path is not None
         checkpoint_at = game.step_number(state) + PROGRESS_EVERY
@@ -964,7 +931,7 @@ class Match:
                 mux.send(bot, body + b"\n")
                 s.owed.append(step)
             sent = time.monotonic()
-            deadline = [sent + move_s + s.bank for s in seats]
+            deadline = [clock.deadline(sent) for clock in clocks]
             rnd = _Round(nseats)
             await self._collect(step, list(asked), sent, deadline, rnd, decode)
             outcome = game.resolve(state, rnd.actions)
@@ -987,7 +954,7 @@ class Match:
         for s in live:
             bot = s.bot
             assert bot is not None
-            if not bot.exited and not s.out:
+            if not bot.exited and not self.judge.out[s.index]:
                 bot.send(
                     encode_line(
                         End(
@@ -1049,7 +1016,7 @@ class Match:
             s.verdict.peak_rss_kib = s.peak_rss
             s.verdict.bytes_in = bot.bytes_in
             s.verdict.bytes_out = bot.bytes_out
-            s.verdict.max_move_ms = round(s.max_move * 1000, 3)
+            s.verdict.max_move_ms = round(self.judge.clocks[s.index].max_move * 1000, 3)
             s.verdict.stderr_head = bot.stderr.head_text()[-2000:]
             s.verdict.stderr_tail = bot.stderr.tail_text()[-2000:]
             s.verdict.stderr_bytes = bot.stderr.total
@@ -1060,7 +1027,7 @@ class Match:
             if s.scratch is not None:
                 shutil.rmtree(s.scratch, ignore_errors=True)
 
-    async def run(self) -> MatchOutcome:
+    async def run(self) -> PlayedMatch:
         started = time.monotonic()
         self._state = self.game.new_state(self.cfg.seed)
         result: GameResult | None = None
@@ -1119,7 +1086,7 @@ class Match:
         )
         self.writer.write(footer)
         self.writer.close()
-        return MatchOutcome(
+        return PlayedMatch(
             header=header,
             result=result,
             verdicts=[s.verdict for s in self.seats],
@@ -1214,6 +1181,6 @@ async def run_match(
     bots: Sequence[BotSpec],
     cfg: MatchConfig,
     progress: Callable[[int, int, Any], None] | None = None,
-) -> MatchOutcome:
+) -> PlayedMatch:
     """Play one match; always returns a complete result unless the bots cannot start."""
     return await Match(bots, cfg, progress).run()

@@ -24,6 +24,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
+from conftest import skip_or_fail
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_bots"
@@ -56,14 +57,19 @@ def test_catalog_schema() -> None:
 
 
 @pytest.fixture(scope="session")
-def built() -> None:
-    """Build the compiled bots once (make -C sample_bots); a missing compiler only skips."""
+def built() -> str | None:
+    """Build the compiled bots once (make -C sample_bots). Outside CI a failed build only
+    skips the compiled bots (no compiler, say); under CI=true it fails them, with make's
+    output."""
     if shutil.which("make") is None:
-        return
-    subprocess.run(["make", "-C", str(SAMPLES)], capture_output=True, timeout=600)
+        return "make is not installed"
+    done = subprocess.run(["make", "-C", str(SAMPLES)], capture_output=True, text=True, timeout=600)
+    if done.returncode != 0:
+        return f"make -C sample_bots failed:\n{done.stdout[-2000:]}{done.stderr[-2000:]}"
+    return None
 
 
-def _argv(command: list[str]) -> list[str]:
+def _argv(command: list[str], build_failure: str | None = None) -> list[str]:
     argv = []
     for i, part in enumerate(command):
         if part == "{python}":
@@ -71,14 +77,14 @@ def _argv(command: list[str]) -> list[str]:
         elif part == "{node}":
             node = shutil.which("node")
             if node is None:
-                pytest.skip("node is not installed")
+                skip_or_fail("node is not installed")
             argv.append(node)
         elif i == 0 or "/" in part:
             argv.append(str(SAMPLES / part))
         else:
             argv.append(part)
     if not Path(argv[0]).exists():
-        pytest.skip(f"{argv[0]} was not built (no compiler?)")
+        skip_or_fail(f"{argv[0]} was not built: {build_failure or 'no compiler?'}")
     return argv
 
 
@@ -179,8 +185,8 @@ CASES = [
 
 
 @pytest.mark.parametrize("bot,game", CASES)
-def test_protocol_conformance(built: None, bot: dict, game: str, tmp_path: Path) -> None:
-    argv = _argv(bot["command"])
+def test_protocol_conformance(built: str | None, bot: dict, game: str, tmp_path: Path) -> None:
+    argv = _argv(bot["command"], built)
     moves = MOVES[game]
     compact = game == "chaos"  # the referee's own style; roshambo gets spaced JSON
     rng = random.Random(f"{bot['name']}-{game}")

@@ -2,7 +2,7 @@
 
 Every bot plays normally until round 3 (``BAD_ROUND``) and then does its one bad thing.
 Expectations depend on what the containment layer isolates (``Layer.isolation`` from
-``referee.sandbox``): "net", "tcp", "pid", "fs", "signals", "proc", "tmpfs",
+``referee.sandbox``): "net", "tcp", "sockets", "pid", "fs", "signals", "proc", "tmpfs",
 "syscalls". Run
 ``python tests/zoo/catalog.py`` to print the table for the four layers.
 
@@ -37,7 +37,7 @@ BAD_ROUND = 3
 TYPICAL_ISOLATION = {
     "bwrap": frozenset({"net", "pid", "fs", "signals", "proc", "tmpfs", "syscalls"}),
     "unshare": frozenset({"net", "pid", "signals", "proc", "fs", "syscalls"}),
-    "landlock": frozenset({"fs", "proc", "tcp", "signals", "syscalls"}),
+    "landlock": frozenset({"fs", "proc", "tcp", "signals", "syscalls", "sockets"}),
     "basic": frozenset(),
 }
 
@@ -130,7 +130,7 @@ SYSCALL_PROBES = ("ptrace", "io_uring", "keyring", "affinity", "slice", "mount")
 
 
 def _tcp(isolation: frozenset[str]) -> Expect:
-    contained = "net" in isolation or "tcp" in isolation
+    contained = bool({"net", "tcp", "sockets"} & isolation)
     return ok("tcp: blocked" if contained else "tcp: connected")
 
 
