@@ -38,10 +38,19 @@ def test_computing_when_nobody_waits_is_not_counted() -> None:
     assert _play(FairShare(2, 1), 1000, (0.1, 0.1), (True, True)) == []
 
 
+def test_thinking_before_answering_is_not_pondering() -> None:
+    # Seat 1 thought (and used its CPU) until just before the reading that finds it
+    # idle: that interval is not counted against it.
+    fair = FairShare(2, 1)
+    fair.observe(0.0, [0.0, 0.0], [True, True])
+    assert fair.observe(0.1, [0.0, 0.5], [True, False]) == []
+    assert fair.excess == [0.0, 0.0]
+
+
 def test_a_burst_is_forgiven() -> None:
     fair = FairShare(2, 1)
     fair.observe(0.0, [0.0, 0.0], [True, False])
-    # One reading with 0.15 s of excess, then fair play: never over the limit.
+    # One interval with 0.15 s of excess, then fair play: never over the limit.
     assert fair.observe(0.1, [0.0, 0.2], [True, False]) == []
     cpu = [0.0, 0.2]
     for tick in range(2, 100):
