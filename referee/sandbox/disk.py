@@ -44,11 +44,20 @@ def _tmpfs_used(path: str) -> DiskUsage:
     return DiskUsage((st.f_blocks - st.f_bfree) * st.f_frsize, st.f_files - st.f_ffree)
 
 
+def _own_mounts(pid: int) -> bool:
+    """Whether ``pid`` is in a mount namespace other than ours (a launch still on its
+    way into the sandbox is not: its /tmp is the host's)."""
+    try:
+        return os.readlink(f"/proc/{pid}/ns/mnt") != os.readlink("/proc/self/ns/mnt")
+    except OSError:
+        return False
+
+
 def disk_usage(scratch: Path, pids: list[int], private_tmp: bool, budget: int) -> DiskUsage:
     """What the bot whose live tree is ``pids`` holds in its writable places. Never
     raises."""
     used = _walk(str(scratch), budget)
-    if private_tmp and pids:
+    if private_tmp and pids and _own_mounts(pids[-1]):
         # The deepest process is the bot itself, inside the sandbox's mount namespace.
         root = f"/proc/{pids[-1]}/root"
         for place in ("tmp", "dev/shm"):
