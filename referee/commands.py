@@ -159,7 +159,7 @@ def run_match(args: argparse.Namespace) -> int:
 
         console = Console(stderr=True)
 
-        total = getattr(make_game(cfg, len(specs)), "rounds", 0)
+        total = make_game(cfg, len(specs)).length()
         with LiveProgress(console, total, labels) as live:
             return await play_match(specs, cfg, progress=live.update)
 

@@ -168,7 +168,7 @@ class Match:
         self.mux: Multiplexer | None = None
         self.layer: sbx.Layer | None = None
         self.events: list[Event] = []
-        self.total_steps = getattr(self.game, "rounds", 0)
+        self.total_steps = self.game.length()
         self._next_watch = 0.0
         self._play_s = 0.0
         self._pinned_from: set[int] = set()  # the CPUs to give back after --pin-cpus

@@ -9,14 +9,8 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from .games import GAMES
 from .match import PlayedMatch
-
-SCORE_LABELS = {
-    "final": "Final",
-    "standard": "Standard (70%)",
-    "anti_exploitation": "Anti-exploit (20%)",
-    "deception_efficiency": "Deception (10%)",
-}
 
 
 class LiveProgress:
@@ -67,12 +61,14 @@ def result_table(outcome: PlayedMatch) -> Table:
     names = [b.label or b.name or f"seat {b.seat}" for b in header.bots]
     title = f"{header.game}: {result.steps:,} rounds, {result.reason}"
     table = Table(title=title, show_lines=False)
+    game = GAMES.get(header.game)
+    labels = game.score_labels if game is not None else {}
     table.add_column("")
     for name in names:
         table.add_column(name, justify="right")
     first = result.seats[0]
     for key in first.scores:
-        table.add_row(SCORE_LABELS.get(key, key), *[f"{s.scores[key]:+.4f}" for s in result.seats])
+        table.add_row(labels.get(key, key), *[f"{s.scores[key]:+.4f}" for s in result.seats])
     stat_rows = [
         ("net points", "points", "{:+d}"),
         ("wins", "wins", "{:d}"),
