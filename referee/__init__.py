@@ -10,5 +10,5 @@ __version__ = "0.1.0"
 # worker took a CPU from the bots for the first thousands of rounds of every match
 # (docs/performance.md). The
 # referee's statistics are small single-threaded work. Bots never see this
-# variable: they start with an environment of their own (referee/sandbox.py).
+# variable: they start with an environment of their own (referee/sandbox/launch.py).
 _os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")

@@ -63,6 +63,9 @@ class MatchConfig(msgspec.Struct, frozen=True, kw_only=True):
     tokens: int | None = None  # Chaos League only; None: the game's default
     params: dict[str, Any] = msgspec.field(default_factory=dict)  # other game parameters
     seed: int = 0
+    # Each seat's bot seed; None: derived from ``seed`` and the seat. Paired matches
+    # (``referee sprt``) share the game's seed but give the bots seeds of their own.
+    bot_seeds: list[int] | None = None
     move_timeout: float = 1.0
     handshake_timeout: float = 10.0
     time_bank: float = 3.0
@@ -151,8 +154,12 @@ class Match:
     ) -> None:
         self.cfg = cfg
         self.game = make_game(cfg, len(bots))
+        if cfg.bot_seeds is not None and len(cfg.bot_seeds) != len(bots):
+            raise UsageError(f"{len(cfg.bot_seeds)} bot seeds for {len(bots)} bots")
+        seeds = cfg.bot_seeds or [derive_seed(cfg.seed, seat) for seat in range(len(bots))]
         self.seats = [
-            Seat(seat, spec, derive_seed(cfg.seed, seat)) for seat, spec in enumerate(bots)
+            Seat(seat, spec, seed)
+            for seat, (spec, seed) in enumerate(zip(bots, seeds, strict=True))
         ]
         self.progress = progress
         self.judge = Judge(len(bots), cfg.move_timeout, cfg.time_bank, cfg.max_faults)
@@ -213,6 +220,7 @@ class Match:
                 layer=self.layer,
                 marker=marker,
             )
+            s.uid, s.uid_leased = launch.uid, launch.leased
             log = log_dir / f"{stem}.seat{seat}.stderr.log" if log_dir is not None else None
             if placement is not None:  # a child inherits the affinity it is forked with
                 self._pinned_from = self._pinned_from or set(cpus)
@@ -301,6 +309,10 @@ class Match:
                 "seccomp": list(self.layer.seccomp),
                 "limits": msgspec.to_builtins(cfg.limits),
                 "max_line": cfg.max_line,
+                # Who the bots ran as; the layer's self-test checked they hold no
+                # capability.
+                "bot_uids": [s.uid for s in self.seats],
+                "capabilities": [],
             },
         )
 

@@ -34,6 +34,8 @@ class Seat:
         self.verdict = Verdict()
         self.owed: deque[int] = deque()  # steps whose reply has not arrived yet, oldest first
         self.scratch: Path | None = None
+        self.uid = -1  # the bot's uid (its own leased one when the referee is root)
+        self.uid_leased = False
         self.marker = ""  # in the bot's environment: attributes escaped processes
         self.name: str | None = None
         self.version: str | None = None
@@ -124,3 +126,6 @@ async def finish_bots(
     for s in seats:
         if s.scratch is not None:
             shutil.rmtree(s.scratch, ignore_errors=True)
+        if s.uid_leased:  # its whole tree is gone: the uid may serve another bot
+            sbx.release_uid(s.uid)
+            s.uid_leased = False

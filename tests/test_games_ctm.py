@@ -10,7 +10,7 @@ from typing import Any
 
 import msgspec
 import pytest
-from conftest import ROOT, match_json, needs_node, replay_steps, run_cli
+from conftest import ROOT, match_json, needs_node, played_cleanly, run_cli
 
 from referee.faults import FaultKind
 from referee.games import GAMES
@@ -307,8 +307,10 @@ def test_cli_same_seed_same_game(tmp_path: Path) -> None:
     runs = []
     for name in ("a", "b"):
         replay = tmp_path / f"{name}.jsonl"
-        match_json("--game", "ctm", COUNTER, MINIMAX, "--seed", "3", "--replay", str(replay))
-        runs.append([(st["obs"], st["act"], st["out"]) for st in replay_steps(replay)])
+        result = match_json(
+            "--game", "ctm", COUNTER, MINIMAX, "--seed", "3", "--replay", str(replay)
+        )
+        runs.append(played_cleanly(result, replay))
     assert runs[0] == runs[1]
 
 

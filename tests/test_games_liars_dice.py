@@ -6,7 +6,7 @@ from pathlib import Path
 
 import msgspec
 import pytest
-from conftest import ROOT, match_json, needs_node, replay_steps, run_cli
+from conftest import ROOT, match_json, needs_node, played_cleanly, replay_steps, run_cli
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -331,10 +331,10 @@ def test_cli_same_seed_same_game(tmp_path: Path) -> None:
     runs = []
     for name in ("a", "b"):
         replay = tmp_path / f"{name}.jsonl"
-        match_json(
+        result = match_json(
             "--game", "liars_dice", ODDS, EXPECT, ODDS, "--seed", "5", "--replay", str(replay)
         )
-        runs.append([(st["obs"], st["act"], st["out"]) for st in replay_steps(replay)])
+        runs.append(played_cleanly(result, replay))
     assert runs[0] == runs[1]
 
 
