@@ -177,6 +177,7 @@ class Match:
         self.events: list[Event] = []
         self.total_steps = self.game.length()
         self._next_watch = 0.0
+        self._fair: sbx.FairShare | None = None  # the CPU-share watchdog
         self._play_s = 0.0
         self._pinned_from: set[int] = set()  # the CPUs to give back after --pin-cpus
         self._one_cpu = False  # see _spawn_all
@@ -237,6 +238,7 @@ class Match:
         #   bot's turn leaves the caches cold, so the pair loop writes the records
         #   in batches, which is faster. The records, and their order, are the same.
         # - The bots ask for short time slices once they are up (_set_bot_slices).
+        self._fair = sbx.FairShare(len(self.seats), len(cpus))
         self._one_cpu = len(cpus) == 1
         self._record_batch = RECORD_BATCH if self._one_cpu else 1
         self.mux = Multiplexer([s.bot for s in self.seats if s.bot is not None], spin_s=spin_s)
@@ -481,6 +483,33 @@ class Match:
                     f"CPU time {usage.cpu_s:.1f} s > {limits.cpu_s:g} s",
                 )
                 over.append(seat)
+            elif s.scratch is not None and self.layer is not None:
+                private_tmp = "tmpfs" in self.layer.isolation
+                disk = sbx.disk_usage(s.scratch, usage.pids, private_tmp, limits.disk_files)
+                if disk.bytes > limits.disk_mib * 1024 * 1024 or disk.entries > limits.disk_files:
+                    self._fault(
+                        seat,
+                        step,
+                        faults.DISK_LIMIT,
+                        f"wrote {disk.bytes // (1024 * 1024)} MiB in {disk.entries} entries "
+                        f"(limits {limits.disk_mib} MiB, {limits.disk_files} entries)",
+                    )
+                    over.append(seat)
+        if self._fair is not None and step > 0:
+            # Each seat's CPU while an opponent still owes its move (docs/security.md);
+            # from the first turn on (start-up is no one's pondering).
+            live = [
+                not out[i] and s.bot is not None and not s.bot.exited
+                for i, s in enumerate(self.seats)
+            ]
+            for seat, detail in self._fair.observe(
+                now,
+                [s.cpu_s for s in self.seats],
+                [alive and bool(s.owed) for alive, s in zip(live, self.seats, strict=True)],
+            ):
+                if live[seat] and seat not in over:
+                    self._fault(seat, step, faults.CPU_SHARE, detail)
+                    over.append(seat)
         return over
 
     def _disqualify(self, seats: list[int], step: int) -> None:

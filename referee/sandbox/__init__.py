@@ -48,6 +48,8 @@ from .base import (
     SandboxError,
 )
 from .choose import choose_layer
+from .disk import DiskUsage, disk_usage
+from .fairness import FairShare
 from .identity import lease_uid, release_uid
 from .launch import containment_record, prepare_launch
 from .paths import landlock_abi
@@ -74,7 +76,10 @@ __all__ = [
     "Limits",
     "SandboxError",
     "TreeUsage",
+    "DiskUsage",
+    "FairShare",
     "after_spawn",
+    "disk_usage",
     "choose_layer",
     "containment_record",
     "enable_subreaper",

@@ -57,6 +57,7 @@ _RESULT_OPTIONS = (
     "sandbox",
     "memory_mib",
     "cpu_s",
+    "disk_mib",
     "out",
 )
 
@@ -204,6 +205,8 @@ def _overridden(cfg: TournamentConfig, args: argparse.Namespace) -> TournamentCo
         limits["memory_mib"] = args.memory_mib
     if args.cpu_s is not None:
         limits["cpu_s"] = math.ceil(args.cpu_s)
+    if args.disk_mib is not None:
+        limits["disk_mib"] = args.disk_mib
     if pool:
         changes["pool"] = msgspec.structs.replace(cfg.pool, **pool)
     if finals:

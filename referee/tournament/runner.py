@@ -253,7 +253,7 @@ class Runner:
 
         lim = self.cfg.limits
         limits = msgspec.structs.replace(
-            sandbox.Limits(), memory_mib=lim.memory_mib, cpu_s=lim.cpu_s
+            sandbox.Limits(), memory_mib=lim.memory_mib, cpu_s=lim.cpu_s, disk_mib=lim.disk_mib
         )
         cfg = MatchConfig(
             game=self.cfg.game,
