@@ -78,11 +78,11 @@ PRESSURE = 12  # rounds after a bucket drop that count half
 RESPONSE_PRIOR = 5.0  # smoothing of the reply table toward their overall mix
 START_SHARE = 0.05  # no tokens before this share of the match (the table is learning)
 PACE_SLACK = 3  # tokens we may be ahead of an even pace
-CREDIT_BAR = 0.3  # expected credit of a token (misread times points) needed to spend
-LOSING_BAR = 0.2  # the bar while we are losing lately
+CREDIT_BAR = 0.35  # expected credit of a token (misread times points) needed to spend
+LOSING_BAR = 0.25  # the bar while we are losing lately
 REPLAN_EVERY = 8  # rounds between recomputations of the whole-match reply model
 REPLY_DECAY = 0.9  # the context table whose rows forecast their reply to a shown move
-AUDIT_AFTER = 6  # spends before the realised credit is checked against the forecast
+AUDIT_AFTER = 4  # spends before the realised credit is checked against the forecast
 AUDIT_SHARE = 0.5  # realised credit below this share of the forecast raises the bar
 
 
