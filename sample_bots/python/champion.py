@@ -160,7 +160,10 @@ class Champion(chaosbot.Bot):
         self.inc_max = 1.0  # the largest increment, kept as a float: cheaper than max()
         self.max_step = float(self.decay_step.max())
         self.is_mirror = np.array([f == "me" for (f, _, _) in self.tables])
-        offsets += [m_offs if f == "me" else p_offs for (f, _, _) in self.tables]
+        # A context model names our best reply a, i.e. it predicts their move a - 1:
+        # its P offsets are shifted by one so that the reply itself is the prediction.
+        shifted = tuple((x - 1) % n for x in p_offs)
+        offsets += [m_offs if f == "me" else shifted for (f, _, _) in self.tables]
         self.ctx_prev: np.ndarray | None = None  # each table's context row (0 if unknown)
         self.ctx_ok = np.zeros(ntab)  # 1.0 where that context is known
         fam_idx = np.array([("opp", "raw", "me").index(f) for (f, _, _) in self.tables])
@@ -193,21 +196,33 @@ class Champion(chaosbot.Bot):
             for col, coef in terms.items():
                 self.ctx_coef[i, col] = coef
                 self.ctx_need[i, col] = 1
+        # By the set of unknown values (a 6-bit mask): which contexts are known.
+        masks = np.array([[(u >> c) & 1 for c in range(6)] for u in range(64)])
+        self.known_lut = ((masks @ self.ctx_need.T) == 0).astype(np.int64)  # (64, ntab)
+        self.ok_lut = self.known_lut.astype(float)
 
         # Variants: prediction j played with offset offsets[j][i]; the last is random.
         self.npred = len(offsets)
-        self.offs = np.array(offsets)  # (npred, n)
+        self.offs = [list(o) for o in offsets]  # offs[j][i]: variant i of slot j
+        # pay_lut[j, p, i, y]: points of slot j's variant i, if it predicted p, against y.
+        self.pay_lut = np.array(
+            [[[self.payoff[(p + o) % n] for o in offs] for p in range(n)] for offs in offsets]
+        )
+        self.slot_ids = np.arange(self.npred)
+        # Round one: every prediction "0" (a context slot's reply 1 is its prediction 0).
+        self.pred0 = np.array([1 if o is shifted else 0 for o in offsets])
+        self.rot_pay = np.array([[self.payoff[(p + r) % n] for r in range(n)] for p in range(n)])
         self.nvar = self.npred * n + 1
         self.scores = np.zeros((len(SCORE_DECAYS), self.nvar))
         self.score_growth = 1.0 / np.array(SCORE_DECAYS)  # the fastest decay comes first
         self.score_inc = np.ones(len(SCORE_DECAYS))
         self.meta = np.zeros(len(SCORE_DECAYS) * n)
         self.meta_inc = 1.0
-        self.var_pay: np.ndarray | None = None  # [variant, their move]: its points last round
-        self.pick_pay: np.ndarray | None = None  # the same for each picker rotation
-        self.rot = np.arange(n)
-        self.var_moves = np.zeros(self.nvar, dtype=np.int64)
-        self.var_moves_grid = self.var_moves[:-1].reshape(self.npred, n)  # a view
+        self.pick_pay: np.ndarray | None = None  # [picker rotation, their move]: points
+        self.score_inc_max = 1.0
+        self.score_growth_max = float(self.score_growth.max())
+        self.var_pay = np.zeros((self.nvar, n))
+        self.var_pay_grid = self.var_pay[:-1].reshape(self.npred, n, n)  # a view
 
         self.opp: list[int] = []  # their visible moves, -1 where unknown or masked
         self.raw: list[int] = []  # their visible moves as shown
@@ -255,14 +270,16 @@ class Champion(chaosbot.Bot):
         self.me.append(m)
 
         # Score last round's variants and pickers against what they showed.
-        if self.var_pay is not None and self.pick_pay is not None:
+        if self.pick_pay is not None:
             # Decay by growing the increments instead of shrinking every score.
             self.score_inc *= self.score_growth
+            self.score_inc_max *= self.score_growth_max
             self.meta_inc /= META_DECAY
-            if self.score_inc[0] > RESCALE_AT:
+            if self.score_inc_max > RESCALE_AT:
                 self.scores /= self.score_inc[:, None]
                 self.meta /= self.meta_inc
                 self.score_inc[:] = 1.0
+                self.score_inc_max = 1.0
                 self.meta_inc = 1.0
             if w > 0:
                 self.scores += np.outer(w * self.score_inc, self.var_pay[:, o])
@@ -294,16 +311,23 @@ class Champion(chaosbot.Bot):
 
     def _contexts(self) -> None:
         """Each table's context for predicting the next round (ctx_prev, ctx_ok)."""
-        t = len(self.me)
-        if t >= 2:
-            vals = np.array(
-                (self.opp[-1], self.opp[-2], self.raw[-1], self.raw[-2], self.me[-1], self.me[-2])
-            )
+        if len(self.me) >= 2:
+            vals = [
+                self.opp[-1],
+                self.opp[-2],
+                self.raw[-1],
+                self.raw[-2],
+                self.me[-1],
+                self.me[-2],
+            ]
         else:
-            vals = np.array((self.opp[-1], -1, self.raw[-1], -1, self.me[-1], -1))
-        ok = (self.ctx_need @ (vals < 0)) == 0
-        self.ctx_prev = np.where(ok, self.ctx_coef @ vals, 0)
-        self.ctx_ok = ok.astype(float)
+            vals = [self.opp[-1], -1, self.raw[-1], -1, self.me[-1], -1]
+        unknown = 0
+        for i, v in enumerate(vals):
+            if v < 0:
+                unknown |= 1 << i
+        self.ctx_ok = self.ok_lut[unknown]
+        self.ctx_prev = (self.ctx_coef @ np.array(vals)) * self.known_lut[unknown]
 
     def _learn_reply(self, seen: int, mine: int) -> None:
         """Their reply (this round) to what we showed the round before, in honest
@@ -326,8 +350,7 @@ class Champion(chaosbot.Bot):
 
     # -- deciding ------------------------------------------------------------
 
-    def _predictions(self) -> list[int]:
-        n = self.n
+    def _predictions(self) -> np.ndarray:
         t = len(self.me)
         last_o = self.opp[-1] if t and self.opp[-1] >= 0 else 0
         last_m = self.me[-1] if t and self.me[-1] >= 0 else 0
@@ -347,33 +370,32 @@ class Champion(chaosbot.Bot):
                     pred.append(x if x >= 0 else last)
             else:
                 pred += [last] * len(self.lengths)
-        ctx = self.ctx_prev
-        if ctx is None:
-            return pred + [0] * self.ntab
-        rows = self.counts[self.tab_ids, ctx]
+        rows = self.counts[self.tab_ids, self.ctx_prev]
         reply = (rows @ self.payoff.T).argmax(axis=1)
         likely = rows.argmax(axis=1)
-        extra = np.where(self.is_mirror, likely, (reply - 1) % n)
-        return pred + extra.tolist()
+        return np.concatenate((pred, np.where(self.is_mirror, likely, reply)))
 
     def choose(self) -> int:
         """Predict, let each scoring rate pick a variant, let the meta layer pick."""
         n = self.n
         rand = self.rng.randrange(n)
-        if not self.me:
-            pred = np.zeros(self.npred, dtype=np.int64)
-        else:
-            pred = np.array(self._predictions())
-        var_moves = self.var_moves
-        np.remainder(pred[:, None] + self.offs, n, out=self.var_moves_grid)
-        var_moves[-1] = rand
-        self.var_pay = self.payoff[var_moves]
-        picks = var_moves[self.scores.argmax(axis=1)]
-        pick_moves = ((picks[:, None] + self.rot) % n).ravel()
-        self.pick_pay = self.payoff[pick_moves]
+        pred = self._predictions() if self.me else self.pred0
+        self.var_pay_grid[...] = self.pay_lut[self.slot_ids, pred]
+        self.var_pay[-1] = self.payoff[rand]
+        rand_var = self.nvar - 1
+        offs = self.offs
+        picks = []
+        for var in self.scores.argmax(axis=1).tolist():
+            if var == rand_var:
+                picks.append(rand)
+            else:
+                j, i = divmod(var, n)
+                picks.append((int(pred[j]) + offs[j][i]) % n)
+        self.pick_pay = self.rot_pay[picks].reshape(-1, n)
         if self.fall_sum < FALLBACK_AT:
             return rand
-        return int(pick_moves[int(self.meta.argmax())])
+        h, r = divmod(int(self.meta.argmax()), n)
+        return (picks[h] + r) % n
 
     def _reply_model(self) -> np.ndarray:
         """f[x][y]: their reply y after being shown x, smoothed toward their mix."""
