@@ -15,6 +15,13 @@ Prints markdown tables (used for docs/bots.md):
   tokens bring (95% interval), the deception efficiency and the tokens spent;
 * timing: the champion's per-move CPU time over a 20,000-round match in-process
   (median, p99), and its whole CPU time in a real 20,000-round match.
+
+Matches between two Python sample bots are played in-process with the helper's
+``chaosbot.play`` (the same rules, no pipes; scored by the referee's own
+scoring model) unless --cli is given; every other match runs through
+``referee match``. On a busy two-CPU machine that is the difference between
+minutes and hours: a pipe round trip waits for the scheduler, a function call
+does not.
 """
 
 from __future__ import annotations
@@ -26,10 +33,12 @@ import statistics
 import subprocess
 import sys
 import tomllib
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+PY_BOTS = ROOT / "sample_bots" / "python"
+IN_PROCESS = True  # --cli turns it off
 SUBJECTS = ("champion", "iocaine")
 PREDICTORS = ("markov", "frequency", "iocaine", "pattern-rs", "champion")
 DECEIVERS = ("champion", "iocaine", "trickster")
@@ -53,12 +62,74 @@ def interval(xs: list[float]) -> tuple[float, float]:
     return mean, t95(len(xs) - 1) * statistics.stdev(xs) / math.sqrt(len(xs))
 
 
-def catalog(game: str) -> list[str]:
+def _catalog() -> list[dict]:
     text = (ROOT / "sample_bots" / "catalog.toml").read_text(encoding="utf-8")
-    return [b["name"] for b in tomllib.loads(text)["bot"] if game in b["games"]]
+    return list(tomllib.loads(text)["bot"])
+
+
+def catalog(game: str) -> list[str]:
+    return [b["name"] for b in _catalog() if game in b["games"]]
+
+
+def python_class(name: str) -> type | None:
+    """The bot class of a Python sample bot (for in-process play), else None."""
+    entry = next((b for b in _catalog() if b["name"] == name), None)
+    if entry is None or entry["language"] != "python" or len(entry["command"]) != 2:
+        return None
+    import importlib
+
+    if str(PY_BOTS) not in sys.path:
+        sys.path.insert(0, str(PY_BOTS))
+    chaosbot = importlib.import_module("chaosbot")
+    module = importlib.import_module(Path(entry["command"][1]).stem)
+    for value in vars(module).values():
+        if (
+            isinstance(value, type)
+            and issubclass(value, chaosbot.Bot)
+            and value.__module__ == module.__name__
+            and getattr(value, "name", None) == name
+        ):
+            return value
+    return None
+
+
+def in_process(a: type, b: type, game: str, rounds: int, seed: int, tokens: int | None) -> dict:
+    """A match played with chaosbot.play and scored by the referee's scoring model,
+    in the shape of ``referee match --json`` (only the fields used here)."""
+    import chaosbot
+
+    from referee.games.chaos import MOVE_INDEX, ChaosHistory
+    from referee.games.chaos_scoring import score_match
+
+    r = chaosbot.play(a, b, game=game, rounds=rounds, seeds=(2 * seed, 2 * seed + 1), tokens=tokens)
+    codes = bytes(MOVE_INDEX[x] * 6 + MOVE_INDEX[y] for x, y in r["real"])
+    shadows = [
+        (t, seat, MOVE_INDEX[shown[seat]])
+        for t, (real, shown) in enumerate(zip(r["real"], r["shown"], strict=True))
+        for seat in (0, 1)
+        if shown[seat] != real[seat]  # the sample bots never "shadow" with the real move
+    ]
+    start = 50 if game == "chaos" and tokens is None else (tokens or 0)
+    history = ChaosHistory(
+        codes, shadows, start, rounds, (False, False), 5 if game == "chaos" else 3
+    )
+    scores = score_match(history)
+    return {
+        "seats": [
+            {
+                "scores": scores[seat],
+                "stats": {"points": r["points"][seat], "tokens_spent": r["spent"][seat]},
+            }
+            for seat in (0, 1)
+        ]
+    }
 
 
 def match(a: str, b: str, game: str, rounds: int, seed: int, tokens: int | None = None) -> dict:
+    if IN_PROCESS:
+        ca, cb = python_class(a), python_class(b)
+        if ca is not None and cb is not None:
+            return in_process(ca, cb, game, rounds, seed, tokens)
     cmd = [sys.executable, "-m", "referee", "match", a, b, "--game", game]
     cmd += ["--rounds", str(rounds), "--seed", str(seed), "--json", "--no-replay"]
     if tokens is not None:
@@ -79,11 +150,17 @@ def play(subject: str, opp: str, game: str, rounds: int, seed: int, tokens: int 
     return seat_result(match(*pair, game, rounds, seed, tokens), seat)
 
 
+def _play_job(job: tuple) -> dict:
+    return play(*job)
+
+
 def field_table(game: str, rounds: int, seeds: int, jobs: int) -> None:
     opponents = catalog(game)
     jobs_list = [(s, o, k) for s in SUBJECTS for o in opponents if o != s for k in range(seeds)]
-    with ThreadPoolExecutor(jobs) as pool:
-        rows = list(pool.map(lambda j: play(j[0], j[1], game, rounds, j[2] + 1, None), jobs_list))
+    with ProcessPoolExecutor(jobs) as pool:
+        rows = list(
+            pool.map(_play_job, [(s, o, game, rounds, k + 1, None) for s, o, k in jobs_list])
+        )
     res: dict[tuple[str, str], list[dict]] = {}
     for (s, o, _), r in zip(jobs_list, rows, strict=True):
         res.setdefault((s, o), []).append(r)
@@ -136,9 +213,9 @@ def gain_table(rounds: int, seeds: int, jobs: int) -> None:
         for k in range(seeds)
         for tok in (50, 0)
     ]
-    with ThreadPoolExecutor(jobs) as pool:
+    with ProcessPoolExecutor(jobs) as pool:
         rows = list(
-            pool.map(lambda j: play(j[0], j[1], "chaos", rounds, j[2] + 1, j[3]), jobs_list)
+            pool.map(_play_job, [(s, o, "chaos", rounds, k + 1, tok) for s, o, k, tok in jobs_list])
         )
     res = {(s, o, k, tok): r for (s, o, k, tok), r in zip(jobs_list, rows, strict=True)}
     print(
@@ -201,7 +278,10 @@ def main() -> int:
     p.add_argument("--chaos-rounds", type=int, default=10_000)
     p.add_argument("--timing-rounds", type=int, default=20_000)
     p.add_argument("-j", type=int, default=2)
+    p.add_argument("--cli", action="store_true", help="every match through referee match")
     args = p.parse_args()
+    global IN_PROCESS
+    IN_PROCESS = not args.cli
     if "classic" in args.part:
         field_table("roshambo", 1000, args.classic_seeds, args.j)
     if "chaos" in args.part:
