@@ -33,6 +33,9 @@ EXTERNAL_COMMANDS: dict[str, tuple[str, str]] = {
     "replay": ("referee.viewer", "show a replay in the terminal or export it to HTML"),
     "verify": ("referee.verify", "re-check a replay against the rules and its hash chain"),
     "rerun": ("referee.rerun", "play a replay's match again and compare round by round"),
+    "serve": ("referee.server.command", "run a competition server: ladder, submissions, web site"),
+    "submit": ("referee.server.submit", "upload a bot to a competition server"),
+    "site": ("referee.server.site", "render a finished tournament as static web pages"),
 }
 
 
