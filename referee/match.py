@@ -30,6 +30,7 @@ import trio
 
 from . import __version__, faults
 from . import sandbox as sbx
+from .errors import SandboxFailure, UsageError
 from .faults import FaultRecord, Verdict
 from .games import GAMES, Fault, Game, GameResult
 from .proc import BotProcess, Multiplexer, SpawnError
@@ -90,7 +91,10 @@ class MatchConfig(msgspec.Struct, frozen=True, kw_only=True):
     log_dir: str | None = None  # where per-bot stderr logs go (None: next to the replay)
 
 
-class MatchOutcome(msgspec.Struct):
+class PlayedMatch(msgspec.Struct):
+    """What the driver hands back: the records of the match as written to its replay,
+    and how long it took (``referee.outcome.outcome_of`` makes the report of it)."""
+
     header: Header
     result: GameResult
     verdicts: list[Verdict]
@@ -100,10 +104,6 @@ class MatchOutcome(msgspec.Struct):
     replay_hash: str
     play_s: float = 0.0  # first turn sent to last step resolved: the rate's denominator
     idle_poll: bool = False  # whether idle CPUs were kept polling (referee/wakeup.py)
-
-
-class UsageError(Exception):
-    """A problem with what the user asked for (bad command, bad parameter)."""
 
 
 def random_seed() -> int:
@@ -158,14 +158,6 @@ def bot_dir_of(command: Sequence[str]) -> Path | None:
             return Path(arg).resolve().parent
     exe = shutil.which(command[0]) if command else None
     return Path(exe).resolve().parent if exe else None
-
-
-class SandboxFailure(Exception):
-    """The containment layer could not start a bot: not charged to the bot.
-
-    Recognised by what the launch wrote on the bot's stderr: a launch that got as
-    far as starting the bot says so before the bot runs (``sandbox.LAUNCH_TOKEN``),
-    so a bot that prints a launcher's error and exits has still crashed."""
 
 
 # bwrap reports a signal death as exit code 128 + n.
@@ -1060,7 +1052,7 @@ class Match:
             if s.scratch is not None:
                 shutil.rmtree(s.scratch, ignore_errors=True)
 
-    async def run(self) -> MatchOutcome:
+    async def run(self) -> PlayedMatch:
         started = time.monotonic()
         self._state = self.game.new_state(self.cfg.seed)
         result: GameResult | None = None
@@ -1119,7 +1111,7 @@ class Match:
         )
         self.writer.write(footer)
         self.writer.close()
-        return MatchOutcome(
+        return PlayedMatch(
             header=header,
             result=result,
             verdicts=[s.verdict for s in self.seats],
@@ -1214,6 +1206,6 @@ async def run_match(
     bots: Sequence[BotSpec],
     cfg: MatchConfig,
     progress: Callable[[int, int, Any], None] | None = None,
-) -> MatchOutcome:
+) -> PlayedMatch:
     """Play one match; always returns a complete result unless the bots cannot start."""
     return await Match(bots, cfg, progress).run()

@@ -25,7 +25,8 @@ from typing import Any
 
 import msgspec
 
-from .replay import Event, Footer, Header, ReplayError, iter_lines
+from .errors import ReplayError
+from .replay import Event, Footer, Header, iter_records
 from .verify import Step, decode_record
 
 
@@ -48,11 +49,8 @@ def _short(data: Any) -> str:
 
 
 def _records(path: Path) -> Iterator[Header | Step | Event | Footer]:
-    for number, line in enumerate(iter_lines(path), start=1):
-        try:
-            yield decode_record(line)
-        except (ValueError, RecursionError) as exc:
-            raise ReplayError(f"{path}: line {number} is not a replay record: {exc}") from None
+    for _line, record in iter_records(path, decode_record):
+        yield record
 
 
 def compare_replays(recorded: Path, rerun: Path) -> tuple[Divergence | None, int]:
@@ -197,8 +195,16 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import trio
 
-    from .cli import EXIT_BAD_REPLAY, EXIT_BOT_FAILED, EXIT_INTERNAL, EXIT_OK, CliError
-    from .match import BotSpec, SandboxFailure, UsageError, file_digest, run_match
+    from .errors import (
+        EXIT_BAD_REPLAY,
+        EXIT_BOT_FAILED,
+        EXIT_INTERNAL,
+        EXIT_OK,
+        CliError,
+        SandboxFailure,
+        UsageError,
+    )
+    from .match import BotSpec, file_digest, run_match
 
     path = Path(args.file)
     try:

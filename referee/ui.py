@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from .match import MatchOutcome
+from .match import PlayedMatch
 
 SCORE_LABELS = {
     "final": "Final",
@@ -61,7 +61,7 @@ class LiveProgress:
         )
 
 
-def result_table(outcome: MatchOutcome) -> Table:
+def result_table(outcome: PlayedMatch) -> Table:
     header = outcome.header
     result = outcome.result
     names = [b.label or b.name or f"seat {b.seat}" for b in header.bots]
@@ -89,7 +89,7 @@ def result_table(outcome: MatchOutcome) -> Table:
     return table
 
 
-def winner_line(outcome: MatchOutcome) -> str:
+def winner_line(outcome: PlayedMatch) -> str:
     result = outcome.result
     if result.winner is None:
         return "Result: draw"

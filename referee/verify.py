@@ -17,16 +17,25 @@ anchor it.
 from __future__ import annotations
 
 import argparse
-import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import msgspec
 
 from .games import GAMES, Game
 from .games.base import Fault
-from .replay import FORMAT_NAME, FORMAT_VERSION, Event, Footer, Header, chain_line, unseal
+from .replay import (
+    FORMAT_NAME,
+    FORMAT_VERSION,
+    Event,
+    Footer,
+    GzipNote,
+    Header,
+    chain_line,
+    read_lines,
+    unseal,
+)
 
 NULL = b"null"
 
@@ -476,51 +485,6 @@ def verify_replay(lines: Iterable[bytes]) -> VerifyReport:
 # -- reading files ----------------------------------------------------------------
 
 
-class _Truncated:
-    """Set when a gzip stream ends early (not an error: a killed referee)."""
-
-    def __init__(self) -> None:
-        self.gzip_cut = False
-        self.gzip_bad = False
-
-
-def read_lines(path: Path, note: _Truncated | None = None) -> Iterator[bytes]:
-    """Every line of a plain or gzip replay, the last one possibly without its
-    newline. Unlike ``replay.iter_lines`` the cut-off tail is kept, so the
-    verifier can say the file was truncated rather than silently shorter."""
-    f = open(path, "rb")  # noqa: SIM115 (closed below)
-    with f:
-        magic = f.read(2)
-        f.seek(0)
-        chunks = _gunzip(f, note) if magic == b"\x1f\x8b" else iter(lambda: f.read(1 << 20), b"")
-        pending = b""
-        for chunk in chunks:
-            pending += chunk
-            if b"\n" not in chunk:
-                continue
-            parts = pending.split(b"\n")
-            pending = parts.pop()
-            yield from (p + b"\n" for p in parts)
-        if pending:
-            yield pending
-
-
-def _gunzip(f: IO[bytes], note: _Truncated | None) -> Iterator[bytes]:
-    d = zlib.decompressobj(31)
-    while not d.eof:
-        data = f.read(1 << 20)
-        if not data:
-            if note is not None:
-                note.gzip_cut = True
-            return
-        try:
-            yield d.decompress(data)
-        except zlib.error:
-            if note is not None:
-                note.gzip_bad = True
-            return
-
-
 # -- the command -------------------------------------------------------------------
 
 
@@ -543,15 +507,16 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .cli import EXIT_BAD_REPLAY, EXIT_OK, CliError
+    from .errors import EXIT_BAD_REPLAY, EXIT_OK, CliError
 
     path = Path(args.file)
-    note = _Truncated()
+    note = GzipNote()
     try:
-        report = verify_replay(read_lines(path, note))
+        with open(path, "rb") as f:
+            report = verify_replay(read_lines(f, keep_cut=True, note=note))
     except OSError as exc:
         raise CliError(f"cannot read {path}: {exc.strerror or exc}", EXIT_BAD_REPLAY) from None
-    if note.gzip_bad:
+    if note.bad:
         report.problems.append(
             Problem(FORMAT, report.rounds + 1, None, "the gzip data is corrupt after this point")
         )

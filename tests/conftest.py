@@ -25,7 +25,7 @@ async def submit_then(
     ready: Callable[[], bool],
     then: Callable[[], Awaitable[None]],
     timeout: float = 30,
-) -> dict[str, Any]:
+) -> Any:
     """Submit ``job`` to a tournament executor and, while it plays, wait until
     ``ready()`` holds (checked every 10 ms, failing after ``timeout`` s), then await
     ``then()``; returns the match outcome."""

@@ -612,18 +612,20 @@ def build_app(site: Site) -> Starlette:
 
 
 def _verify(path: Path) -> str:
-    from ..verify import read_lines, verify_replay
+    from ..replay import read_lines
+    from ..verify import verify_replay
 
     try:
-        return verify_replay(read_lines(path)).summary()
+        with open(path, "rb") as f:
+            return verify_replay(read_lines(f, keep_cut=True)).summary()
     except (OSError, ValueError) as exc:
         return f"cannot verify: {exc}"
 
 
 def _viewer_html(path: Path) -> str | None:
+    from ..errors import ReplayError
     from ..html_report import render_html
-    from ..replay import ReplayError
-    from ..viewer import load_view
+    from ..replay_view import load_view
 
     try:
         return render_html(load_view(path))

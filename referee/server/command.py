@@ -12,7 +12,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ..cli import CliError, positive_int
+from ..errors import CliError
+from ..options import positive_int
 from ..tournament.config import ConfigError
 
 
@@ -57,7 +58,8 @@ def exclusive(data_dir: Path) -> Iterator[None]:
 def seed_samples(store: Any, cfg: Any) -> None:
     """The config's sample bots as versions of bots without an owner; a sample whose
     files changed since the last start gets a new version."""
-    from ..match import UsageError, file_digest, resolve_command
+    from ..errors import UsageError
+    from ..match import file_digest, resolve_command
 
     for entry in cfg.bot:
         try:

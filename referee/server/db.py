@@ -22,6 +22,8 @@ from typing import Any
 
 import msgspec
 
+from ..outcome import MatchOutcome, SeatOutcome
+
 DB_NAME = "server.sqlite"
 SCHEMA_VERSION = 1
 
@@ -185,7 +187,9 @@ class Store:
 
     def add_competitor(self, name: str) -> str:
         """Register ``name``; returns its token (shown once, stored only hashed)."""
-        token = secrets.token_urlsafe(32)
+        # The prefix keeps a token from starting with "-" (a command line would take
+        # it for an option).
+        token = "rt_" + secrets.token_urlsafe(32)
         try:
             self.conn.execute(
                 "INSERT INTO competitors (name, token_hash, created) VALUES (?, ?, ?)",
@@ -364,15 +368,13 @@ class Store:
             cur = self.conn.execute("UPDATE matches SET status = 'queued' WHERE status = 'running'")
         return cur.rowcount
 
-    def record_match(self, mid: int, outcome: dict[str, Any], replay: str | None) -> None:
-        seats = outcome["seats"]
+    def record_match(self, mid: int, outcome: MatchOutcome) -> None:
+        """Commit a finished match; only then does anything count it."""
+        s0, s1 = outcome.seats[0], outcome.seats[1]
 
-        def score(seat: dict[str, Any]) -> float:
-            scores = seat.get("scores") or {}
+        def score(seat: SeatOutcome) -> float:
+            scores = seat.scores
             return float(scores.get("final", next(iter(scores.values()), 0.0)))
-
-        def verdict(seat: dict[str, Any]) -> dict[str, Any]:
-            return seat.get("verdict") or {}
 
         self.conn.execute(
             "UPDATE matches SET status = 'done', finished = ?, winner = ?, score0 = ?, "
@@ -380,19 +382,19 @@ class Store:
             "steps = ?, wall_s = ?, replay = ?, outcome = ? WHERE id = ?",
             (
                 now(),
-                outcome.get("winner"),
-                score(seats[0]),
-                score(seats[1]),
-                len(verdict(seats[0]).get("faults") or []),
-                len(verdict(seats[1]).get("faults") or []),
-                int(bool(verdict(seats[0]).get("disqualified"))),
-                int(bool(verdict(seats[1]).get("disqualified"))),
-                verdict(seats[0]).get("status"),
-                verdict(seats[1]).get("status"),
-                outcome.get("steps"),
-                outcome.get("wall_s"),
-                replay,
-                json.dumps(outcome),
+                outcome.winner,
+                score(s0),
+                score(s1),
+                len(s0.verdict.faults),
+                len(s1.verdict.faults),
+                int(s0.verdict.disqualified),
+                int(s1.verdict.disqualified),
+                s0.verdict.status,
+                s1.verdict.status,
+                outcome.steps,
+                outcome.wall_s,
+                outcome.replay,
+                msgspec.json.encode(outcome).decode(),
                 mid,
             ),
         )

@@ -18,6 +18,8 @@ import msgspec
 import trio
 
 from .. import faults as fault_kinds
+from ..errors import UsageError
+from ..outcome import MatchOutcome
 from ..tournament.executor import Executor, MatchFailed
 from ..tournament.worker import Job
 from .config import CompetitionConfig
@@ -133,9 +135,9 @@ class Ladder:
         ]
         return Job(id=f"m{mid}", bots=bots, cfg=cfg)
 
-    async def play(self, mid: int, executor: Executor | None = None) -> dict[str, Any]:
+    async def play(self, mid: int, executor: Executor | None = None) -> MatchOutcome:
         """Play match ``mid`` (a row already in the database) and record its result."""
-        from ..match import UsageError, derive_seed
+        from ..match import derive_seed
 
         row = self.store.match(mid)
         assert row is not None
@@ -153,13 +155,12 @@ class Ladder:
         except MatchFailed:
             self.store.set_match_status(mid, "failed")
             raise
-        replay = None
-        if outcome.get("replay"):
+        if outcome.replay:
             final = self.dir / "replays" / f"m{mid}.jsonl"
-            os.replace(outcome["replay"], final)
-            replay = os.path.relpath(final, self.dir)
-            outcome["replay"] = replay
-        self.store.record_match(mid, outcome, replay)
+            os.replace(outcome.replay, final)
+            # Relative to the data directory, which may be moved or restored elsewhere.
+            outcome.replay = os.path.relpath(final, self.dir)
+        self.store.record_match(mid, outcome)
         return outcome
 
     # -- ratings ---------------------------------------------------------------
@@ -331,34 +332,31 @@ class Ladder:
         return result
 
 
-def judge_validation(outcome: dict[str, Any], mid: int) -> dict[str, Any]:
+def judge_validation(outcome: MatchOutcome, mid: int) -> dict[str, Any]:
     """Whether seat 0 (the new version) passed its validation match: it must finish
     without being disqualified and without a fatal fault. Otherwise the refusal
     names the verdict, the first fault, its round and the bot's stderr tail."""
-    seat = outcome["seats"][0]
-    verdict = seat.get("verdict") or {}
-    found = verdict.get("faults") or []
-    fatal = [f for f in found if f.get("kind") in fault_kinds.FATAL_FAULTS]
-    ok = not verdict.get("disqualified") and not fatal
-    first = (fatal or found or [{}])[0]
+    verdict = outcome.seats[0].verdict
+    found = verdict.faults
+    fatal = [f for f in found if f.kind in fault_kinds.FATAL_FAULTS]
+    ok = not verdict.disqualified and not fatal
     result: dict[str, Any] = {
         "ok": ok,
         "match": mid,
-        "status": verdict.get("status", "ok"),
-        "rounds_played": outcome.get("steps"),
+        "status": verdict.status,
+        "rounds_played": outcome.steps,
         "faults": len(found),
     }
     if not ok:
+        first = (fatal or found)[0] if (fatal or found) else None
+        kind = first.kind if first is not None else verdict.status
+        where = first.round if first is not None else verdict.round
+        detail = first.detail if first is not None else ""
         result.update(
-            fault=first.get("kind"),
-            round=first.get("round"),
-            detail=first.get("detail", ""),
-            stderr_tail=((verdict.get("stderr_head") or "") + (verdict.get("stderr_tail") or ""))[
-                -STDERR_TAIL:
-            ],
-            message=(
-                f"validation match {mid}: {verdict.get('status')} in round {first.get('round')}"
-                f" ({first.get('kind')}: {first.get('detail', '')})"
-            ),
+            fault=kind,
+            round=where,
+            detail=detail,
+            stderr_tail=(verdict.stderr_head + verdict.stderr_tail)[-STDERR_TAIL:],
+            message=f"validation match {mid}: {verdict.status} in round {where} ({kind}: {detail})",
         )
     return result

@@ -15,7 +15,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from ..cli import CliError
+from ..errors import CliError
 
 EXIT_REFUSED = 3
 

@@ -47,6 +47,7 @@ from typing import Any
 import msgspec
 import trio
 
+from ..outcome import MatchOutcome
 from .executor import MAX_ATTEMPTS, MatchFailed, WorkerInfo
 from .worker import WORKER_COMMAND, Job, Reply, worker_popen_args
 
@@ -699,7 +700,7 @@ class DaskExecutor:
                     await trio.to_thread.run_sync(future.cancel, abandon_on_cancel=True)
             raise
 
-    async def submit(self, job: Job) -> dict[str, Any]:
+    async def submit(self, job: Job) -> MatchOutcome:
         try:
             bots, archives = await trio.to_thread.run_sync(self._prepare, job)
         except ClusterError as exc:
@@ -730,16 +731,16 @@ class DaskExecutor:
             with self._lock:
                 self._running.pop(job.id, None)
 
-    def _store(self, job: Job, result: dict[str, Any]) -> dict[str, Any]:
+    def _store(self, job: Job, result: dict[str, Any]) -> MatchOutcome:
         """Write what the worker sent where a local worker would have written it."""
-        outcome: dict[str, Any] = result["outcome"]
+        outcome: MatchOutcome = result["outcome"]
         replay = job.cfg.get("replay")
         if replay and result.get("replay") is not None:
             Path(replay).parent.mkdir(parents=True, exist_ok=True)
             Path(replay).write_bytes(result["replay"])
-            outcome["replay"] = replay
+            outcome.replay = replay
         else:
-            outcome["replay"] = None
+            outcome.replay = None
         log_dir = job.cfg.get("log_dir")
         if log_dir:
             Path(log_dir).mkdir(parents=True, exist_ok=True)

@@ -15,10 +15,8 @@ from typing import Any
 
 import msgspec
 
-from ..cli import (
-    EXIT_INTERNAL,
-    EXIT_OK,
-    CliError,
+from ..errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, CliError
+from ..options import (
     add_limit_arguments,
     limit_overrides,
     nonneg_int,
@@ -34,8 +32,6 @@ from .config import (
     load_config,
     validate,
 )
-
-EXIT_INTERRUPTED = 130
 
 # Options that change results: refused with --resume, which always finishes the
 # tournament exactly as it was configured.
@@ -199,7 +195,8 @@ def _overridden(cfg: TournamentConfig, args: argparse.Namespace) -> TournamentCo
 
 
 def _resolve(cfg: TournamentConfig) -> Resolved:
-    from ..match import UsageError, random_seed, resolve_command
+    from ..errors import UsageError
+    from ..match import random_seed, resolve_command
 
     bots = []
     for b in cfg.bot:
@@ -228,7 +225,8 @@ DEFAULT_TABLE_SIZE = 4
 def _check_game(resolved: Resolved, quiet: bool = False) -> Resolved:
     """Check the game and its parameters. A game of more than two players is played
     at tables: the table size is settled here and the finals dropped."""
-    from ..match import MatchConfig, UsageError, make_game
+    from ..errors import UsageError
+    from ..match import MatchConfig, make_game
 
     mc = MatchConfig(
         game=resolved.game,

@@ -21,6 +21,7 @@ import msgspec
 import trio
 
 from ..games import GAMES
+from ..outcome import MatchOutcome
 from .config import Resolved
 from .executor import Executor
 from .schedule import Bracket, MatchPlan, Played, TablePlayed, build_bracket, pool_plan, table_plan
@@ -69,7 +70,7 @@ class Runner:
         self._final_rounds = resolved.finals.rounds or game_cls.default_final_steps
         self.table_played: dict[str, TablePlayed] = {}
         self.pool_ids = {p.id for p in self.pool}
-        self.finished: dict[str, tuple[MatchPlan, dict[str, Any]]] = {}
+        self.finished: dict[str, tuple[MatchPlan, MatchOutcome]] = {}
         self.played: dict[str, Played] = {}
         self.in_flight: dict[str, tuple[MatchPlan, float]] = {}
         self.bracket: Bracket | None = None
@@ -96,7 +97,7 @@ class Runner:
             self._note(plan, outcome)
         self._refresh_standings()
 
-    def _note(self, plan: MatchPlan, outcome: dict[str, Any]) -> None:
+    def _note(self, plan: MatchPlan, outcome: MatchOutcome) -> None:
         self.finished[plan.id] = (plan, outcome)
         if plan.stage == "table":
             if not self.tiebreak[0]:
@@ -243,12 +244,12 @@ class Runner:
             # matches of a stage, and a final played alone, get the whole machine.
             confine = len(self.in_flight) >= executor.size
             outcome = await executor.submit(self.job(plan, confine))
-            if outcome.get("replay"):
+            if outcome.replay:
                 final = self.out_dir / "replays" / f"{plan.id}.jsonl"
-                os.replace(outcome["replay"], final)
+                os.replace(outcome.replay, final)
                 # Relative to the output directory, so two runs of one
                 # tournament in different places compare equal.
-                outcome["replay"] = os.path.relpath(final, self.out_dir)
+                outcome.replay = os.path.relpath(final, self.out_dir)
             self.store.record(plan, outcome)
             del self.in_flight[plan.id]
             self._note(plan, outcome)

@@ -17,6 +17,7 @@ from typing import Any
 
 import msgspec
 
+from ..outcome import MatchOutcome, SeatOutcome, decode_outcome
 from .config import Resolved
 from .schedule import MatchPlan, Played, TablePlayed
 
@@ -165,9 +166,9 @@ class Store:
         ).fetchall()
         return [_plan(r) for r in rows]
 
-    def record(self, plan: MatchPlan, outcome: dict[str, Any]) -> None:
+    def record(self, plan: MatchPlan, outcome: MatchOutcome) -> None:
         """Commit a finished match; only then does the coordinator count it."""
-        winner_seat = outcome.get("winner")
+        winner_seat = outcome.winner
         winner = plan.seats[winner_seat] if isinstance(winner_seat, int) else None
         with self.conn:
             self.conn.execute(
@@ -176,20 +177,20 @@ class Store:
                 (
                     winner,
                     msgspec.json.encode(outcome).decode(),
-                    outcome.get("replay"),
-                    outcome.get("wall_s"),
+                    outcome.replay,
+                    outcome.wall_s,
                     _now(),
                     plan.id,
                 ),
             )
 
-    def finished(self) -> list[tuple[MatchPlan, dict[str, Any]]]:
+    def finished(self) -> list[tuple[MatchPlan, MatchOutcome]]:
         """Every finished match in schedule order, with its stored outcome."""
         rows = self.conn.execute(
             "SELECT id, stage, round, tie, game, seat0, seat1, seed, rounds, seats, result"
             " FROM matches WHERE status = 'done' ORDER BY ord"
         ).fetchall()
-        return [(_plan(r[:10]), json.loads(r[10])) for r in rows]
+        return [(_plan(r[:10]), decode_outcome(r[10])) for r in rows]
 
     def counts(self) -> dict[str, int]:
         out = {"pending": 0, "done": 0}
@@ -225,18 +226,18 @@ def _now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
-def played_of(plan: MatchPlan, outcome: dict[str, Any]) -> Played:
+def played_of(plan: MatchPlan, outcome: MatchOutcome) -> Played:
     """The schedule's view of a finished match. The ranking score is "final" for
     Chaos League (else the game's first score), the second key "standard"."""
-    seats = outcome["seats"]
+    seats = outcome.seats
 
-    def score(seat: dict[str, Any], key: str) -> float:
-        scores = seat.get("scores") or {}
+    def score(seat: SeatOutcome, key: str) -> float:
+        scores = seat.scores
         if key in scores:
             return float(scores[key])
         return float(next(iter(scores.values()), 0.0))
 
-    winner_seat = outcome.get("winner")
+    winner_seat = outcome.winner
     return Played(
         id=plan.id,
         seats=(plan.seats[0], plan.seats[1]),
@@ -252,34 +253,34 @@ def played_of(plan: MatchPlan, outcome: dict[str, Any]) -> Played:
 TABLE_TIEBREAK: dict[str, tuple[str, bool]] = {"rps_stuff": ("deviance", True)}
 
 
-def tiebreak_of(game: str, outcome: dict[str, Any] | None = None) -> tuple[str, bool]:
+def tiebreak_of(game: str, outcome: MatchOutcome | None = None) -> tuple[str, bool]:
     """(score key, lower is better) of a table game's tie-break: as listed above,
     else the game's first score, higher better."""
     if game in TABLE_TIEBREAK:
         return TABLE_TIEBREAK[game]
     if outcome is not None:
-        scores = outcome["seats"][0].get("scores") or {}
+        scores = outcome.seats[0].scores
         return next(iter(scores), ""), False
     return "", False
 
 
-def table_played_of(plan: MatchPlan, outcome: dict[str, Any], game: str) -> TablePlayed:
+def table_played_of(plan: MatchPlan, outcome: MatchOutcome, game: str) -> TablePlayed:
     """The standings' view of a finished table."""
-    seats = outcome["seats"]
+    seats = outcome.seats
     key, _lower = tiebreak_of(game, outcome)
     return TablePlayed(
         id=plan.id,
         seats=plan.seats,
-        placement=tuple(int(s.get("placement") or len(seats)) for s in seats),
-        tiebreak=tuple(float((s.get("scores") or {}).get(key, 0.0)) for s in seats),
+        placement=tuple(int(s.placement or len(seats)) for s in seats),
+        tiebreak=tuple(float(s.scores.get(key, 0.0)) for s in seats),
         faults=tuple(_faults(s) for s in seats),
         disqualified=tuple(_dq(s) for s in seats),
     )
 
 
-def _faults(seat: dict[str, Any]) -> int:
-    return len((seat.get("verdict") or {}).get("faults") or [])
+def _faults(seat: SeatOutcome) -> int:
+    return len(seat.verdict.faults)
 
 
-def _dq(seat: dict[str, Any]) -> bool:
-    return bool((seat.get("stats") or {}).get("disqualified"))
+def _dq(seat: SeatOutcome) -> bool:
+    return bool(seat.stats.get("disqualified"))
