@@ -39,6 +39,10 @@ max_unpacked_mib = 4
 per_hour = {per_hour}
 challenges_per_hour = 2
 
+[pool]
+legs = 1
+rounds = 200
+
 [finals]
 finalists = 2
 best_of = 1

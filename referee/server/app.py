@@ -243,6 +243,7 @@ def build_app(site: Site) -> Starlette:
             "name": site.cfg.name,
             "game": site.cfg.game,
             "frozen": ladder.frozen,
+            "finals": site.finals["status"] if site.finals else None,
             "entries": [msgspec.to_builtins(e) for e in ladder.leaderboard],
             "matches": store.counts(),
         }
@@ -567,10 +568,31 @@ def build_app(site: Site) -> Starlette:
         )
         return RedirectResponse(answer["url"], status_code=303)
 
+    def finals_link(mid: str) -> str:
+        return f"/finals/matches/{mid}"
+
     async def finals_page(request: Request) -> Response:
         if site.finals is None:
             raise HTTPException(404, "no finals have been run")
-        return site.page(request, "finals.html", finals=site.finals)
+        return site.page(
+            request,
+            "finals.html",
+            t=site.finals["summary"],
+            finals_status=site.finals["status"],
+            match_link=finals_link,
+        )
+
+    async def finals_match(request: Request) -> Response:
+        mid = request.path_params["mid"]
+        if not all(c.isalnum() or c in "-_" for c in mid):
+            raise HTTPException(404, "no such finals match")
+        path = site.dir / "finals" / "replays" / f"{mid}.jsonl"
+        if site.finals is None or not path.is_file():
+            raise HTTPException(404, "no such finals match")
+        html = await trio.to_thread.run_sync(_viewer_html, path)
+        if html is None:
+            return FileResponse(path, media_type="application/x-ndjson")
+        return HTMLResponse(html)
 
     async def api_finals(request: Request) -> Response:
         if site.finals is None:
@@ -599,6 +621,7 @@ def build_app(site: Site) -> Starlette:
         Route("/me/upload", me_upload, methods=["POST"]),
         Route("/me/challenge", me_challenge, methods=["POST"]),
         Route("/finals", finals_page),
+        Route("/finals/matches/{mid}", finals_match),
         Route("/api/health", health),
         Route("/api/leaderboard", api_leaderboard),
         Route("/api/matches", api_matches),

@@ -36,6 +36,12 @@ def configure(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--cluster", help="play ladder matches on a Dask scheduler (tcp://HOST:PORT)")
     p.add_argument(
+        "--finals",
+        action="store_true",
+        help="freeze the ladder and play the finals on the current versions (the ladder "
+        "stays frozen; a restart carries on with unfinished finals)",
+    )
+    p.add_argument(
         "--add-competitor",
         metavar="NAME",
         help="register a competitor, print its token (shown once) and exit",
@@ -123,6 +129,7 @@ def _serve(store: Any, cfg: Any, data_dir: Path, args: argparse.Namespace) -> in
     from ..tournament.command import _cluster_executor, usable_cpus
     from ..tournament.executor import ProcessExecutor
     from .app import Site, build_app
+    from .finals import load_finished, run_finals
     from .ladder import Ladder
 
     try:
@@ -146,7 +153,11 @@ def _serve(store: Any, cfg: Any, data_dir: Path, args: argparse.Namespace) -> in
         executor = cluster or ProcessExecutor(jobs, data_dir / "workers")
         validator = ProcessExecutor(1, data_dir / "workers" / "validation", share_cpus=False)
         ladder = Ladder(store, cfg, data_dir, executor, validator, seed)
+        ladder.frozen = store.get("frozen") == "1"
         site = Site(store, ladder, cfg, data_dir)
+        finals_state = store.get("finals")
+        if finals_state == "complete":
+            load_finished(site, data_dir)
         app = build_app(site)
         hconfig = Config()
         hconfig.bind = [f"{args.host}:{args.port}"]
@@ -168,6 +179,11 @@ def _serve(store: Any, cfg: Any, data_dir: Path, args: argparse.Namespace) -> in
                 for bind in binds:
                     print(f"referee serve: {cfg.name} on {bind}", flush=True)
                 nursery.start_soon(ladder.run)
+                if args.finals or finals_state == "started":
+                    if finals_state == "complete":
+                        print("referee serve: the finals are already complete", flush=True)
+                    else:
+                        nursery.start_soon(run_finals, site, store, cfg, data_dir, executor, seed)
         finally:
             with trio.CancelScope(shield=True):
                 await executor.aclose()

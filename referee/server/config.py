@@ -14,6 +14,7 @@ from ..tournament.config import (
     ConfigError,
     FinalsConfig,
     LimitsConfig,
+    PoolConfig,
     _rebase_command,
     _where,
 )
@@ -56,6 +57,8 @@ class CompetitionConfig(_Strict):
     ladder: LadderConfig = msgspec.field(default_factory=LadderConfig)
     registration: RegistrationConfig = msgspec.field(default_factory=RegistrationConfig)
     submissions: SubmissionConfig = msgspec.field(default_factory=SubmissionConfig)
+    # The finals: their pool (legs, rounds) and bracket, as in referee tournament.
+    pool: PoolConfig = msgspec.field(default_factory=PoolConfig)
     finals: FinalsConfig = msgspec.field(default_factory=FinalsConfig)
     bot: list[BotEntry] = msgspec.field(default_factory=list)
 
@@ -96,6 +99,16 @@ def validate_competition(cfg: CompetitionConfig) -> None:
     sub = cfg.submissions
     if min(sub.max_upload_kib, sub.max_files, sub.max_unpacked_mib, sub.per_hour) < 1:
         raise ConfigError("submissions: every limit must be at least 1")
+    from ..tournament.config import FINALISTS_CHOICES
+
+    if cfg.pool.legs not in (1, 2):
+        raise ConfigError(f"pool.legs must be 1 or 2, not {cfg.pool.legs}")
+    if cfg.finals.finalists not in FINALISTS_CHOICES:
+        raise ConfigError(
+            f"finals.finalists must be one of {', '.join(map(str, FINALISTS_CHOICES))}"
+        )
+    if cfg.finals.best_of < 1 or cfg.finals.best_of % 2 == 0:
+        raise ConfigError(f"finals.best_of must be odd, not {cfg.finals.best_of}")
     lim = cfg.limits
     if lim.move_timeout <= 0 or lim.handshake_timeout <= 0 or lim.time_bank < 0:
         raise ConfigError("limits: timeouts must be > 0 and time_bank >= 0")
