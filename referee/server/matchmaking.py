@@ -21,9 +21,9 @@ import random
 from collections.abc import Sequence
 
 import msgspec
+import numpy as np
 
-from ..tournament.schedule import Played
-from ..tournament.standings import ELO, Standing, ratings
+from ..tournament.standings import ELO, _fit_bt
 
 
 class Rated(msgspec.Struct):
@@ -50,37 +50,69 @@ def rate(
     versions: Sequence[int],
     results: Sequence[tuple[int, int, int | None, int, int]],
     samples: int = 200,
+    seed: int = 20260101,
 ) -> list[Rated]:
     """Ratings of ``versions`` (in that order) from (version0, version1, winner seat,
-    faults0, faults1) results. A version without games gets a wide interval."""
+    faults0, faults1) results. A version without games gets a wide interval.
+
+    The fit is ``referee tournament``'s Bradley-Terry (``_fit_bt``) with a bootstrap
+    over the matches for the 95% interval. A ladder holds many matches between few
+    bots, so the matches are first counted by kind (pair in seat order, and who
+    won): drawing M matches with replacement is drawing those M from a multinomial
+    over the kinds, which costs the same for 100 matches or 100,000."""
     index = {v: i for i, v in enumerate(versions)}
+    n = len(versions)
     out = [Rated(version=v) for v in versions]
-    games: list[Played] = []
-    for n, (v0, v1, winner, f0, f1) in enumerate(results):
+    kinds: dict[tuple[int, int, float], int] = {}
+    for v0, v1, winner, f0, f1 in results:
         if v0 not in index or v1 not in index or v0 == v1:
             continue
         a, b = index[v0], index[v1]
-        out[a].games += 1
-        out[b].games += 1
+        for me, won in ((a, winner == 0), (b, winner == 1)):
+            r = out[me]
+            r.games += 1
+            if winner is None:
+                r.draws += 1
+            elif won:
+                r.wins += 1
+            else:
+                r.losses += 1
         out[a].faults += f0
         out[b].faults += f1
-        if winner is None:
-            out[a].draws += 1
-            out[b].draws += 1
-            won = None
-        elif winner == 0:
-            out[a].wins += 1
-            out[b].losses += 1
-            won = a
-        else:
-            out[b].wins += 1
-            out[a].losses += 1
-            won = b
-        games.append(Played(id=str(n), seats=(a, b), final=(0, 0), standard=(0, 0), winner=won))
-    rows = [Standing(rank=0, bot=i, name=str(v)) for i, v in enumerate(versions)]
-    ratings(rows, games, samples=samples)
-    for r, row in zip(out, rows, strict=True):
-        r.rating, r.low, r.high = row.rating, row.rating_low, row.rating_high
+        first = 0.5 if winner is None else 1.0 if winner == 0 else 0.0
+        kinds[(a, b, first)] = kinds.get((a, b, first), 0) + 1
+    if n == 0:
+        return out
+    keys = list(kinds)
+    counts = np.array([kinds[k] for k in keys], dtype=float)
+    # Each kind's contribution to the flattened score and game-count matrices.
+    to_score = np.zeros((len(keys), n * n))
+    to_games = np.zeros((len(keys), n * n))
+    for k, (a, b, first) in enumerate(keys):
+        to_score[k, a * n + b] += first
+        to_score[k, b * n + a] += 1.0 - first
+        to_games[k, a * n + b] += 1.0
+        to_games[k, b * n + a] += 1.0
+
+    def fit(weights: np.ndarray, tol: float) -> np.ndarray:
+        score = (weights @ to_score).reshape(-1, n, n)
+        games = (weights @ to_games).reshape(-1, n, n)
+        theta = _fit_bt(score, games, tol=tol)
+        return np.asarray((theta - theta.mean(axis=1, keepdims=True)) * ELO)
+
+    point = fit(counts[None, :], 1e-9)[0]
+    low = high = point
+    total = int(counts.sum())
+    if total and samples > 0:
+        rng = np.random.default_rng(seed)
+        draws = rng.multinomial(total, counts / total, size=samples).astype(float)
+        boot = fit(draws, 1e-6)
+        low = np.percentile(boot, 2.5, axis=0)
+        high = np.percentile(boot, 97.5, axis=0)
+    for i, r in enumerate(out):
+        r.rating = round(float(point[i]), 1)
+        r.low = round(float(low[i]), 1)
+        r.high = round(float(high[i]), 1)
         if r.games == 0:
             r.low, r.high = r.rating - UNRATED_WIDTH / 2, r.rating + UNRATED_WIDTH / 2
     return out
