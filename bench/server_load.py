@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import signal
 import socket
 import sqlite3
@@ -46,7 +47,7 @@ def _bots() -> str:
 def league_text(rounds: int, jobs: int) -> str:
     return (
         f'name = "bench"\ngame = "chaos"\nseed = 11\njobs = {jobs}\n'
-        f"[pool]\nlegs = 1\nrounds = {rounds}\n[finals]\nfinalists = 0\n{_bots()}"
+        f"[pool]\nlegs = 2\nrounds = {rounds}\n[finals]\nfinalists = 0\n{_bots()}"
     )
 
 
@@ -68,7 +69,7 @@ def tournament_rate(work: Path, rounds: int, jobs: int) -> float:
         check=True, cwd=ROOT, capture_output=True,
     )  # fmt: skip
     wall = time.monotonic() - started
-    matches = len(BOTS) * (len(BOTS) - 1) // 2
+    matches = len(BOTS) * (len(BOTS) - 1)
     return matches / wall * 60
 
 
@@ -137,7 +138,9 @@ def fill(data: Path, stored: int) -> int:
     return int(n)
 
 
-async def load(url: str, clients: int, seconds: float, paths: list[str]) -> dict[str, Any]:
+async def load(
+    url: str, clients: int, seconds: float, paths: list[str], think: float
+) -> dict[str, Any]:
     import httpx
     import trio
 
@@ -146,8 +149,11 @@ async def load(url: str, clients: int, seconds: float, paths: list[str]) -> dict
     deadline = time.monotonic() + seconds
 
     async def client(k: int) -> None:
+        rng = random.Random(k)
         async with httpx.AsyncClient(base_url=url, timeout=30) as c:
             i = k
+            # Clients start spread over one think time, as readers arrive.
+            await trio.sleep(rng.uniform(0, think))
             while time.monotonic() < deadline:
                 path = paths[i % len(paths)]
                 i += 1
@@ -159,6 +165,8 @@ async def load(url: str, clients: int, seconds: float, paths: list[str]) -> dict
                 except httpx.HTTPError as exc:
                     errors[type(exc).__name__] = errors.get(type(exc).__name__, 0) + 1
                 latencies.append(time.perf_counter() - t)
+                # A reader looks at a page before the next (0: a closed loop).
+                await trio.sleep(rng.uniform(0.5 * think, 1.5 * think))
 
     async with trio.open_nursery() as nursery:
         for k in range(clients):
@@ -181,6 +189,9 @@ def main() -> int:
     p.add_argument("--stored", type=int, default=10_000)
     p.add_argument("--rounds", type=int, default=1000)
     p.add_argument("-j", "--jobs", type=int, default=2)
+    p.add_argument(
+        "--think", type=float, default=1.0, help="mean seconds between a client's requests"
+    )
     p.add_argument("--skip-tournament", action="store_true")
     args = p.parse_args()
     clients = min(args.clients, 500)
@@ -195,6 +206,7 @@ def main() -> int:
         "seconds": seconds,
         "rounds": args.rounds,
         "jobs": args.jobs,
+        "think_s": args.think,
     }
     with tempfile.TemporaryDirectory(prefix="server-bench-") as tmp:
         work = Path(tmp)
@@ -215,7 +227,7 @@ def main() -> int:
             paths = ["/", "/api/leaderboard", f"/matches/{mid['id']}", f"/bots/{BOTS[0]}",
                      "/api/matches?limit=50"]  # fmt: skip
             first, t0 = server.done(), time.monotonic()
-            report["load"] = trio.run(load, server.url, clients, seconds, paths)
+            report["load"] = trio.run(load, server.url, clients, seconds, paths, args.think)
             report["ladder_per_min_under_load"] = round(
                 (server.done() - first) / (time.monotonic() - t0) * 60, 2
             )

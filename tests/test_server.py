@@ -297,3 +297,21 @@ def test_add_competitor_twice_is_a_one_line_error(server: Server) -> None:
     )
     assert proc.returncode == 2
     assert proc.stderr.strip() == "referee serve: competitor 'twice' already exists"
+
+
+def test_a_port_in_use_is_a_one_line_error(server: Server, tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "referee", "serve", "--config", str(server.config), "--data",
+         str(tmp_path / "other"), "--port", str(server.port)],
+        capture_output=True, text=True, cwd=ROOT, timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip().endswith(
+        f"cannot serve on 127.0.0.1:{server.port}: Address already in use"
+    )
+    assert "Traceback" not in proc.stderr

@@ -60,6 +60,8 @@ class Site:
             store.set("secret", secret)
         self.secret = bytes.fromhex(secret)
         self.finals: Any = None  # set by the finals module when they run
+        # Pages that depend only on the ladder's state: key -> (generation, body, type).
+        self.cache: dict[str, tuple[int, bytes, str | None]] = {}
         self.env = Environment(
             loader=PackageLoader("referee.server", "templates"),
             autoescape=select_autoescape(["html"]),
@@ -251,8 +253,18 @@ def build_app(site: Site) -> Starlette:
     async def health(request: Request) -> Response:
         return JSONResponse({"ok": True, "matches": store.counts()})
 
+    def cached(key: str, make: Any) -> Response:
+        """A page that depends only on the ladder's state, made once per change of
+        it (the ladder counts changes in ``generation``)."""
+        hit = site.cache.get(key)
+        if hit is None or hit[0] != ladder.generation:
+            response = make()
+            hit = (ladder.generation, response.body, response.media_type)
+            site.cache[key] = hit
+        return Response(hit[1], media_type=hit[2])
+
     async def api_leaderboard(request: Request) -> Response:
-        return JSONResponse(leaderboard_json())
+        return cached("api/leaderboard", lambda: JSONResponse(leaderboard_json()))
 
     def _limit(request: Request, default: int = 50) -> int:
         text = request.query_params.get("limit", str(default))
@@ -367,16 +379,21 @@ def build_app(site: Site) -> Starlette:
     # -- pages -------------------------------------------------------------------
 
     async def index(request: Request) -> Response:
-        rows = store.matches(kind="ladder", status="done", limit=15)
-        names = site.versions_of_rows(rows)
-        return site.page(
-            request,
-            "leaderboard.html",
-            board=ladder.leaderboard,
-            recent=[site.match_json(r, names) for r in rows],
-            counts=store.counts(),
-            frozen=ladder.frozen,
-        )
+        def make() -> Response:
+            rows = store.matches(kind="ladder", status="done", limit=15)
+            names = site.versions_of_rows(rows)
+            return site.page(
+                request,
+                "leaderboard.html",
+                board=ladder.leaderboard,
+                recent=[site.match_json(r, names) for r in rows],
+                counts=store.counts(),
+                frozen=ladder.frozen,
+            )
+
+        if SESSION_COOKIE in request.cookies:
+            return make()  # the page names who is signed in
+        return cached("index", make)
 
     async def bot_page(request: Request) -> Response:
         data = bot_data(_bot(request))
@@ -388,7 +405,11 @@ def build_app(site: Site) -> Starlette:
         outcome = _public_outcome(store.match_outcome(row.id))
         verify = None
         if row.status == "done" and row.replay:
-            verify = await trio.to_thread.run_sync(_verify, site.dir / row.replay)
+            # A finished replay never changes: checked once, the summary is kept.
+            verify = store.verify_summary(row.id)
+            if verify is None:
+                verify = await trio.to_thread.run_sync(_verify, site.dir / row.replay)
+                store.set_verify_summary(row.id, verify)
         me = site.session_competitor(request)
         own_seats = [
             seat

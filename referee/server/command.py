@@ -191,9 +191,19 @@ def _serve(store: Any, cfg: Any, data_dir: Path, args: argparse.Namespace) -> in
                 if cluster is not None:
                     cluster.close()
 
+    from ..tournament.command import _flatten
+
     try:
         trio.run(main)
-    except OSError as exc:
-        raise CliError(f"cannot serve on {args.host}:{args.port}: {exc.strerror or exc}") from None
+    except BaseException as exc:
+        found = _flatten(exc)
+        errors = [e for e in found if isinstance(e, OSError)]
+        if errors and len(errors) == len(found):
+            why = errors[0].strerror or errors[0]
+            raise CliError(f"cannot serve on {args.host}:{args.port}: {why}") from None
+        if any(isinstance(e, KeyboardInterrupt) for e in found):
+            print("referee serve: stopped", flush=True)
+            return 0
+        raise
     print("referee serve: stopped", flush=True)
     return 0

@@ -71,9 +71,16 @@ CREATE TABLE IF NOT EXISTS matches (
     steps INTEGER,
     wall_s REAL,
     replay TEXT,                 -- relative to the data directory
-    outcome TEXT                 -- the full outcome JSON
+    verify TEXT                  -- the replay's verify summary, once checked
+);
+-- The full outcome JSON, apart: scans of the matches table stay small.
+CREATE TABLE IF NOT EXISTS outcomes (
+    match INTEGER PRIMARY KEY REFERENCES matches(id),
+    outcome TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS matches_kind ON matches (kind, status, id);
+CREATE INDEX IF NOT EXISTS matches_status ON matches (status, id);
+CREATE INDEX IF NOT EXISTS matches_requested ON matches (requested_by, id);
 CREATE INDEX IF NOT EXISTS matches_v0 ON matches (version0, id);
 CREATE INDEX IF NOT EXISTS matches_v1 ON matches (version1, id);
 CREATE TABLE IF NOT EXISTS ratings (
@@ -376,15 +383,24 @@ class Store:
             scores = seat.scores
             return float(scores.get("final", next(iter(scores.values()), 0.0)))
 
+        with self.tx():
+            self.conn.execute(
+                "INSERT OR REPLACE INTO outcomes (match, outcome) VALUES (?, ?)",
+                (mid, msgspec.json.encode(outcome).decode()),
+            )
+            self._record(mid, outcome, score(s0), score(s1))
+
+    def _record(self, mid: int, outcome: MatchOutcome, score0: float, score1: float) -> None:
+        s0, s1 = outcome.seats[0], outcome.seats[1]
         self.conn.execute(
             "UPDATE matches SET status = 'done', finished = ?, winner = ?, score0 = ?, "
             "score1 = ?, faults0 = ?, faults1 = ?, dq0 = ?, dq1 = ?, status0 = ?, status1 = ?, "
-            "steps = ?, wall_s = ?, replay = ?, outcome = ? WHERE id = ?",
+            "steps = ?, wall_s = ?, replay = ? WHERE id = ?",
             (
                 now(),
                 outcome.winner,
-                score(s0),
-                score(s1),
+                score0,
+                score1,
                 len(s0.verdict.faults),
                 len(s1.verdict.faults),
                 int(s0.verdict.disqualified),
@@ -394,7 +410,6 @@ class Store:
                 outcome.steps,
                 outcome.wall_s,
                 outcome.replay,
-                msgspec.json.encode(outcome).decode(),
                 mid,
             ),
         )
@@ -406,7 +421,7 @@ class Store:
         return None if row is None else MatchRow(*row)
 
     def match_outcome(self, mid: int) -> dict[str, Any] | None:
-        row = self.conn.execute("SELECT outcome FROM matches WHERE id = ?", (mid,)).fetchone()
+        row = self.conn.execute("SELECT outcome FROM outcomes WHERE match = ?", (mid,)).fetchone()
         return None if row is None or row[0] is None else dict(json.loads(row[0]))
 
     def matches(
@@ -431,9 +446,14 @@ class Store:
             where.append("(m.version0 = ? OR m.version1 = ?)")
             args += [version, version]
         if versions is not None:
+            # Two indexed lookups (an OR of the two columns would scan the table).
             marks = ",".join("?" * len(versions)) or "NULL"
-            where.append(f"(m.version0 IN ({marks}) OR m.version1 IN ({marks}))")
-            args += versions + versions
+            where.append(
+                f"m.id IN (SELECT id FROM (SELECT id FROM matches WHERE version0 IN ({marks}) "
+                f"ORDER BY id DESC LIMIT ?) UNION SELECT id FROM (SELECT id FROM matches "
+                f"WHERE version1 IN ({marks}) ORDER BY id DESC LIMIT ?))"
+            )
+            args += [*versions, limit, *versions, limit]
         if requested_by is not None:
             where.append("m.requested_by = ?")
             args.append(requested_by)
@@ -457,6 +477,13 @@ class Store:
             versions + versions,
         )
         return [(int(a), int(b), w, int(f0 or 0), int(f1 or 0)) for a, b, w, f0, f1 in rows]
+
+    def verify_summary(self, mid: int) -> str | None:
+        row = self.conn.execute("SELECT verify FROM matches WHERE id = ?", (mid,)).fetchone()
+        return None if row is None else row[0]
+
+    def set_verify_summary(self, mid: int, summary: str) -> None:
+        self.conn.execute("UPDATE matches SET verify = ? WHERE id = ?", (summary, mid))
 
     def last_match_id(self) -> int:
         (n,) = self.conn.execute("SELECT COALESCE(MAX(id), 0) FROM matches").fetchone()

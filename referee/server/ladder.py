@@ -95,6 +95,7 @@ class Ladder:
         self.frozen = False  # finals: the ladder stops starting matches
         self.ladder_done = 0  # ladder matches finished in this session
         self.changed = trio.Event()  # set when a match finishes (for waiters)
+        self.generation = 0  # counts changes of what the pages show
         self._refresh_lock = trio.Lock()
         self._base = self._match_config_base()
 
@@ -198,7 +199,7 @@ class Ladder:
                     )
                 )
             self.rated, self.leaderboard = rated, board
-            return None
+            self.generation += 1
 
     def note_ratings(self, after_match: int) -> None:
         self.store.add_ratings(
@@ -281,6 +282,7 @@ class Ladder:
             self._wake()
 
     def _wake(self) -> None:
+        self.generation += 1
         self.changed.set()
         self.changed = trio.Event()
 
