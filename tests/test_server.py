@@ -315,3 +315,23 @@ def test_a_port_in_use_is_a_one_line_error(server: Server, tmp_path: Path) -> No
         f"cannot serve on 127.0.0.1:{server.port}: Address already in use"
     )
     assert "Traceback" not in proc.stderr
+
+
+def test_validation_matches_are_private(server: Server, token: str) -> None:
+    crasher = b"import sys\nprint('secret path /home/me/weights', file=sys.stderr)\nsys.exit(1)\n"
+    r = server.client.post(
+        "/api/submit?filename=secret.py&name=secret",
+        content=crasher,
+        headers={"Authorization": f"Bearer {token}"},
+    )
+    assert r.status_code == 422
+    answer = r.json()
+    assert answer["accepted"] is False and answer["validation"]["fault"] == "handshake"
+    assert "secret path" in answer["validation"]["stderr_tail"]
+    mid = answer["validation"]["match"]
+    assert server.get(f"/matches/{mid}").status_code == 404
+    assert server.get(f"/api/matches/{mid}").status_code == 404
+    assert server.get("/api/matches?kind=validation").status_code == 403
+    listed = server.json("/api/matches?limit=1000")
+    assert all(m["kind"] != "validation" for m in listed)
+    assert "secret path" not in server.get("/bots/secret").text

@@ -180,7 +180,10 @@ class Site:
             )
         except NameTaken as exc:
             raise HTTPException(403, str(exc)) from None
-        result = await self.ladder.validate(version)
+        # Shielded: a client that hangs up does not cut the validation short (the
+        # version would wait for a restart to be validated).
+        with trio.CancelScope(shield=True):
+            result = await self.ladder.validate(version)
         answer = {
             "accepted": bool(result.get("ok")),
             "bot": name,
@@ -275,7 +278,9 @@ def build_app(site: Site) -> Starlette:
     async def api_matches(request: Request) -> Response:
         kind = request.query_params.get("kind")
         status = request.query_params.get("status")
-        rows = store.matches(kind=kind, status=status, limit=_limit(request))
+        if kind == "validation":
+            raise HTTPException(403, "validation matches are shown to their bot's owner only")
+        rows = store.matches(kind=kind, status=status, limit=_limit(request), public=True)
         names = site.versions_of_rows(rows)
         return JSONResponse([site.match_json(r, names) for r in rows])
 

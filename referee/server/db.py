@@ -433,9 +433,14 @@ class Store:
         requested_by: int | None = None,
         limit: int = 50,
         ascending: bool = False,
+        public: bool = False,
     ) -> list[MatchRow]:
+        """Matches, newest first; ``public``: without validation matches (their
+        failures are their owner's business)."""
         where: list[str] = []
         args: list[Any] = []
+        if public:
+            where.append("m.kind != 'validation'")
         if kind is not None:
             where.append("m.kind = ?")
             args.append(kind)
