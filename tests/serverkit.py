@@ -19,7 +19,7 @@ from conftest import ROOT
 SAMPLES = ROOT / "sample_bots"
 
 CONFIG = """
-name = "Test ladder"
+name = "Test <ladder>"
 game = "chaos"
 seed = 7
 

@@ -38,7 +38,7 @@ def test_ladder_on_a_dask_cluster(cluster: Cluster, tmp_path: Path) -> None:
             done = server.json("/api/matches?kind=ladder&status=done&limit=200")
             return sum(1 for m in done if "c-bot" in (m["bot0"], m["bot1"]))
 
-        wait_for(lambda: c_bot_matches() >= 2, 240, "two ladder matches of c-bot")
+        wait_for(lambda: c_bot_matches() >= 1, 240, "a ladder match of c-bot")
         # The uploaded bot reached the workers as an archive and was unpacked in
         # their own caches: that is where its matches were played.
         unpacked = [p for home in cluster.homes for p in (home / "cache").rglob("minimal_c")]
