@@ -12,7 +12,7 @@ from serverkit import SAMPLES, Server, wait_for, write_config
 
 
 def test_kill_9_mid_match_loses_nothing(tmp_path: Path) -> None:
-    config = write_config(tmp_path, rounds=4000, parallel=1)
+    config = write_config(tmp_path, rounds=2000, parallel=1)
     data = tmp_path / "data"
     server = Server(config, data)
     try:
@@ -56,7 +56,7 @@ def test_kill_9_mid_match_loses_nothing(tmp_path: Path) -> None:
             "the interrupted match to be played again",
         )
         assert replayed["seed"] == running["seed"]
-        assert replayed["steps"] == 4000
+        assert replayed["steps"] == 2000
         assert replayed["bot0"] == running["bot0"] and replayed["bot1"] == running["bot1"]
         assert (data / replayed["replay"]).is_file()
         # Counts: nothing lost, nothing doubled.

@@ -250,11 +250,11 @@ def build_app(site: Site) -> Starlette:
             "frozen": ladder.frozen,
             "finals": site.finals["status"] if site.finals else None,
             "entries": [msgspec.to_builtins(e) for e in ladder.leaderboard],
-            "matches": store.counts(),
+            "matches": ladder.counts(),
         }
 
     async def health(request: Request) -> Response:
-        return JSONResponse({"ok": True, "matches": store.counts()})
+        return JSONResponse({"ok": True, "matches": ladder.counts()})
 
     def cached(key: str, make: Any) -> Response:
         """A page that depends only on the ladder's state, made once per change of
@@ -392,7 +392,7 @@ def build_app(site: Site) -> Starlette:
                 "leaderboard.html",
                 board=ladder.leaderboard,
                 recent=[site.match_json(r, names) for r in rows],
-                counts=store.counts(),
+                counts=ladder.counts(),
                 frozen=ladder.frozen,
             )
 

@@ -469,18 +469,23 @@ class Store:
         args.append(limit)
         return [MatchRow(*r) for r in self.conn.execute(sql, args)]
 
-    def ladder_results(self, versions: list[int]) -> list[tuple[int, int, int | None, int, int]]:
+    def ladder_results(
+        self, versions: list[int] | None
+    ) -> list[tuple[int, int, int | None, int, int]]:
         """(version0, version1, winner seat, faults0, faults1) of every finished ladder
-        match between two of ``versions``."""
-        if not versions:
-            return []
-        marks = ",".join("?" * len(versions))
-        rows = self.conn.execute(
+        match (between two of ``versions``, unless None), oldest first."""
+        sql = (
             "SELECT version0, version1, winner, faults0, faults1 FROM matches "
-            f"WHERE kind = 'ladder' AND status = 'done' AND version0 IN ({marks}) "
-            f"AND version1 IN ({marks}) ORDER BY id",
-            versions + versions,
+            "WHERE kind = 'ladder' AND status = 'done'"
         )
+        args: list[Any] = []
+        if versions is not None:
+            if not versions:
+                return []
+            marks = ",".join("?" * len(versions))
+            sql += f" AND version0 IN ({marks}) AND version1 IN ({marks})"
+            args = versions + versions
+        rows = self.conn.execute(sql + " ORDER BY id", args)
         return [(int(a), int(b), w, int(f0 or 0), int(f1 or 0)) for a, b, w, f0, f1 in rows]
 
     def verify_summary(self, mid: int) -> str | None:

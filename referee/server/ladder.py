@@ -96,7 +96,11 @@ class Ladder:
         self.ladder_done = 0  # ladder matches finished in this session
         self.changed = trio.Event()  # set when a match finishes (for waiters)
         self.generation = 0  # counts changes of what the pages show
+        # Every finished ladder match as (version0, version1, winner seat, faults0,
+        # faults1): read from the database once, then kept up to date as matches end.
+        self.results: list[tuple[int, int, int | None, int, int]] | None = None
         self._refresh_lock = trio.Lock()
+        self._counts: tuple[int, dict[str, int]] | None = None
         self._base = self._match_config_base()
 
     # -- jobs ------------------------------------------------------------------
@@ -151,6 +155,7 @@ class Ladder:
             self.store.set_match_status(mid, "failed")
             raise MatchFailed(str(exc)) from None
         self.store.set_match_status(mid, "running")
+        self.generation += 1
         try:
             outcome = await (executor or self.executor).submit(job)
         except MatchFailed:
@@ -162,6 +167,17 @@ class Ladder:
             # Relative to the data directory, which may be moved or restored elsewhere.
             outcome.replay = os.path.relpath(final, self.dir)
         self.store.record_match(mid, outcome)
+        if row.kind == "ladder" and self.results is not None:
+            s0, s1 = outcome.seats
+            self.results.append(
+                (
+                    row.version0,
+                    row.version1,
+                    outcome.winner,
+                    len(s0.verdict.faults),
+                    len(s1.verdict.faults),
+                )
+            )
         return outcome
 
     # -- ratings ---------------------------------------------------------------
@@ -171,8 +187,10 @@ class Ladder:
         async with self._refresh_lock:
             current = self.store.current_versions()
             ids = [v.id for v in current]
-            results = self.store.ladder_results(ids)
-            rated = await trio.to_thread.run_sync(rate, ids, results)
+            if self.results is None:
+                self.results = self.store.ladder_results(None)
+            # rate() keeps the results between current versions only.
+            rated = await trio.to_thread.run_sync(rate, ids, list(self.results))
             by_id = {v.id: v for v in current}
             order = sorted(
                 rated, key=lambda r: (-r.rating, r.games == 0, by_id[r.version].bot_name)
@@ -280,6 +298,12 @@ class Ladder:
                 await self.refresh()
                 self.note_ratings(mid)
             self._wake()
+
+    def counts(self) -> dict[str, int]:
+        """Matches by kind and status, counted once per change of the ladder."""
+        if self._counts is None or self._counts[0] != self.generation:
+            self._counts = (self.generation, self.store.counts())
+        return self._counts[1]
 
     def _wake(self) -> None:
         self.generation += 1
