@@ -63,6 +63,18 @@ COMMANDS: dict[str, tuple[str, str, str, str]] = {
         "configure",
         "run",
     ),
+    "sprt": (
+        "referee.sprt",
+        "is NEW stronger than OLD? a sequential test over paired matches",
+        "configure",
+        "run",
+    ),
+    "gauntlet": (
+        "referee.gauntlet",
+        "rate a bot against the fixed pool of sample bots",
+        "configure",
+        "run",
+    ),
 }
 
 

@@ -109,8 +109,9 @@ def run_match(args: argparse.Namespace) -> int:
     import msgspec
     import trio
 
+    from .bot_command import BotSpec, resolve_command
     from .errors import SandboxFailure, UsageError
-    from .match import BotSpec, MatchConfig, random_seed, resolve_command
+    from .match import MatchConfig, random_seed
     from .match import run_match as play_match
 
     game = "roshambo" if args.classic else args.game

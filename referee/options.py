@@ -38,6 +38,12 @@ def nonneg_int(text: str) -> int:
     return int(_bounded(text, int, 0, strict=False))
 
 
+def _sandbox_choices() -> tuple[str, ...]:
+    from .sandbox.registry import SANDBOX_CHOICES
+
+    return SANDBOX_CHOICES
+
+
 def add_limit_arguments(p: argparse.ArgumentParser) -> None:
     """Time, fault and containment options shared by match and tournament."""
     g = p.add_argument_group("limits")
@@ -64,7 +70,7 @@ def add_limit_arguments(p: argparse.ArgumentParser) -> None:
     )
     g.add_argument(
         "--sandbox",
-        choices=["auto", "bwrap", "unshare", "landlock", "basic"],
+        choices=_sandbox_choices(),
         help="containment layer (default auto: the strongest that works here)",
     )
     g.add_argument(

@@ -1,6 +1,6 @@
 """``referee rerun``: play a replay's match again and compare it round by round.
 
-The same bot commands, the same match seed (so the same per-bot seeds), the same
+The same bot commands, the same match seed and the same per-bot seeds (as recorded), the same
 game parameters, time limits, fault limit and resource limits are used; the new
 match is written to a temporary replay and compared with the recorded one: every
 turn message, every action, every fault kind, every outcome, every event and the
@@ -166,6 +166,7 @@ def match_config_for(header: Header, replay: Path, sandbox: str | None) -> Any:
     return MatchConfig(
         game=header.game,
         seed=header.seed,
+        bot_seeds=[b.seed for b in header.bots],
         move_timeout=t.get("move_ms", 1000) / 1000,
         handshake_timeout=t.get("handshake_ms", 10000) / 1000,
         time_bank=t.get("bank_ms", 3000) / 1000,
@@ -181,13 +182,15 @@ def match_config_for(header: Header, replay: Path, sandbox: str | None) -> Any:
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
+    from .sandbox.registry import SANDBOX_CHOICES
+
     parser.add_argument("file", metavar="FILE", help="the recorded replay (.jsonl or .jsonl.gz)")
     parser.add_argument(
         "--keep", metavar="PATH", help="keep the new match's replay at PATH (default: discarded)"
     )
     parser.add_argument(
         "--sandbox",
-        choices=["auto", "bwrap", "unshare", "landlock", "basic"],
+        choices=SANDBOX_CHOICES,
         help="containment layer for the re-run (default auto; the recording's is shown)",
     )
 
@@ -195,6 +198,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import trio
 
+    from .bot_command import BotSpec, file_digest
     from .errors import (
         EXIT_BAD_REPLAY,
         EXIT_BOT_FAILED,
@@ -204,7 +208,7 @@ def run(args: argparse.Namespace) -> int:
         SandboxFailure,
         UsageError,
     )
-    from .match import BotSpec, file_digest, run_match
+    from .match import run_match
 
     path = Path(args.file)
     try:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from conftest import needs
 from serverkit import SAMPLES, Server, wait_for, write_config
 
 NOISY_BOT = """\
@@ -185,9 +186,9 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMEDRIVER = shutil.which("chromedriver")
 
 
-@pytest.mark.skipif(
+@needs(
     CHROMIUM is None or CHROMEDRIVER is None,
-    reason="needs Debian's chromium and chromium-driver (apt-get install chromium chromium-driver)",
+    "needs Debian's chromium and chromium-driver (apt-get install chromium chromium-driver)",
 )
 def test_browser_signs_up_uploads_and_watches_a_replay(server: Server, tmp_path: Path) -> None:
     from selenium import webdriver

@@ -19,19 +19,22 @@ from typing import Any, ClassVar, Generic, TypeVar
 
 import msgspec
 
+from ..faults import Fault, FaultKind
+
 StateT = TypeVar("StateT")
 
 _encode = msgspec.json.Encoder().encode
 
 
-class Fault(msgspec.Struct, frozen=True, omit_defaults=True):
-    """A seat's failure to give a valid action, or worse.
+def illegal(detail: str) -> Fault:
+    """``check``'s answer for a well-formed action the rules do not allow now."""
+    return Fault(FaultKind.ILLEGAL_MOVE, detail)
 
-    ``kind`` is one of the names in ``referee.faults``; ``detail`` is for humans.
-    """
 
-    kind: str
-    detail: str = ""
+def wrong_step(detail: str) -> Fault:
+    """``check``'s answer for a reply that names another step than the one asked:
+    a protocol error, not a move."""
+    return Fault(FaultKind.PROTOCOL_ERROR, detail)
 
 
 class SeatResult(msgspec.Struct, frozen=True):
@@ -124,8 +127,10 @@ class Game(abc.ABC, Generic[StateT]):
         return self.encode_turn(state, 0), self.encode_turn(state, 1)
 
     @abc.abstractmethod
-    def check(self, state: StateT, seat: int, action: Any) -> str | None:
-        """None when the decoded action is legal now, else why it is not."""
+    def check(self, state: StateT, seat: int, action: Any) -> Fault | None:
+        """None when the decoded action is legal now, else the fault: its kind
+        (``wrong_step``: a reply for another step; ``illegal``: a move the rules do
+        not allow now) and why."""
 
     @abc.abstractmethod
     def resolve(self, state: StateT, actions: Sequence[Any | None]) -> msgspec.Struct:

@@ -31,7 +31,8 @@ from typing import Any, ClassVar, Literal
 
 import msgspec
 
-from .base import Game, GameResult, SeatResult
+from ..faults import Fault
+from .base import Game, GameResult, SeatResult, illegal, wrong_step
 from .chaos_history import (
     _CODES,
     CLASSIC_MOVES,
@@ -270,16 +271,16 @@ class ChaosLeague(Game[ChaosState]):
         tail = self._turn_tails[key] = encoded[len(_TURN_HEAD) + 1 :]
         return tail
 
-    def check(self, state: ChaosState, seat: int, action: Any) -> str | None:
+    def check(self, state: ChaosState, seat: int, action: Any) -> Fault | None:
         if action.round is not None and action.round != state.step:
-            return f"reply is for round {action.round}, round {state.step} was asked"
+            return wrong_step(f"reply is for round {action.round}, round {state.step} was asked")
         if action.real_move not in self._move_set:
-            return f"real_move {action.real_move!r} is not a move of this game"
+            return illegal(f"real_move {action.real_move!r} is not a move of this game")
         if action.shadow_request:
             if action.shadow_move is None:
-                return "shadow_request is true but shadow_move is null"
+                return illegal("shadow_request is true but shadow_move is null")
             if action.shadow_move not in self._move_set:
-                return f"shadow_move {action.shadow_move!r} is not a move of this game"
+                return illegal(f"shadow_move {action.shadow_move!r} is not a move of this game")
         return None
 
     def resolve(self, state: ChaosState, actions: Sequence[Any | None]) -> Outcome:

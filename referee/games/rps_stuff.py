@@ -29,7 +29,8 @@ from typing import Any, ClassVar, Literal
 
 import msgspec
 
-from .base import Game, GameResult, SeatResult
+from ..faults import Fault
+from .base import Game, GameResult, SeatResult, illegal, wrong_step
 
 KINDS: tuple[str, ...] = ("rock", "paper", "scissors", "fire", "water")
 KIND_INDEX = {k: i for i, k in enumerate(KINDS)}
@@ -227,13 +228,17 @@ class RockPaperStuff(Game[RpsState]):
             opponent=Opponent(other, stuff(state.inv[other]), dict(state.skins[other])),
         )
 
-    def check(self, state: RpsState, seat: int, action: Any) -> str | None:
+    def check(self, state: RpsState, seat: int, action: Any) -> Fault | None:
         if action.step is not None and action.step != state.step:
-            return f"reply is for step {action.step}, step {state.step} was asked (wrong round)"
+            return wrong_step(
+                f"reply is for step {action.step}, step {state.step} was asked (wrong round)"
+            )
         if action.skin:
             size = len(msgspec.json.encode({**state.skins[seat], **action.skin}))
             if size > self.skin_bytes:
-                return f"the skin would be {size} bytes of JSON, the limit is {self.skin_bytes}"
+                return illegal(
+                    f"the skin would be {size} bytes of JSON, the limit is {self.skin_bytes}"
+                )
         return None
 
     def resolve(self, state: RpsState, actions: Sequence[Any | None]) -> Trade:

@@ -65,7 +65,7 @@ def seed_samples(store: Any, cfg: Any) -> None:
     """The config's sample bots as versions of bots without an owner; a sample whose
     files changed since the last start gets a new version."""
     from ..errors import UsageError
-    from ..match import file_digest, resolve_command
+    from ..bot_command import file_digest, resolve_command
 
     for entry in cfg.bot:
         try:

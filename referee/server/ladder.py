@@ -55,7 +55,7 @@ def version_dir(data_dir: Path, sha256: str) -> Path:
 def runnable_argv(data_dir: Path, version: Version) -> list[str]:
     """A version's command with its own files made absolute (stored relative, so the
     data directory can move), through the same resolution as ``referee match``."""
-    from ..match import resolve_command
+    from ..bot_command import resolve_command
 
     if version.sha256.startswith("sample:"):
         return list(version.command)

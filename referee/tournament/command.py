@@ -40,6 +40,8 @@ _RESULT_OPTIONS = (
     "legs",
     "rounds",
     "table_size",
+    "until_settled",
+    "settle_confidence",
     "finalists",
     "best_of",
     "finals_rounds",
@@ -95,6 +97,19 @@ def configure(p: argparse.ArgumentParser) -> None:
         type=positive_int,
         metavar="N",
         help="rounds per pool match (default: the game's, 10000 for Chaos League)",
+    )
+    p.add_argument(
+        "--until-settled",
+        type=nonneg_int,
+        metavar="N",
+        help="after the pool, play up to N extra paired matches between adjacent bots whose "
+        "order is uncertain, until each order is settled (default 0: none)",
+    )
+    p.add_argument(
+        "--settle-confidence",
+        type=float,
+        metavar="P",
+        help="the probability of the right order that settles it (default 0.95)",
     )
     p.add_argument(
         "--finalists",
@@ -173,6 +188,10 @@ def _overridden(cfg: TournamentConfig, args: argparse.Namespace) -> TournamentCo
         pool["rounds"] = args.rounds
     if args.table_size is not None:
         pool["table_size"] = args.table_size
+    if args.until_settled is not None:
+        pool["settle_budget"] = args.until_settled
+    if args.settle_confidence is not None:
+        pool["settle_confidence"] = args.settle_confidence
     finals: dict[str, Any] = {}
     if args.finalists is not None:
         finals["finalists"] = args.finalists
@@ -195,8 +214,9 @@ def _overridden(cfg: TournamentConfig, args: argparse.Namespace) -> TournamentCo
 
 
 def _resolve(cfg: TournamentConfig) -> Resolved:
+    from ..bot_command import resolve_command
     from ..errors import UsageError
-    from ..match import random_seed, resolve_command
+    from ..match import random_seed
 
     bots = []
     for b in cfg.bot:
@@ -274,7 +294,7 @@ def _check_game(resolved: Resolved, quiet: bool = False) -> Resolved:
 
 
 def _digests(resolved: Resolved) -> list[str | None]:
-    from ..match import file_digest
+    from ..bot_command import file_digest
 
     return [file_digest(b.argv) for b in resolved.bots]
 

@@ -36,6 +36,10 @@ class PoolConfig(_Strict):
     # Games of more than two players: bots per table (None: min(bots, the game's
     # default table size)). Two-player games ignore it.
     table_size: int | None = None
+    # After the pool, up to this many extra paired matches between adjacent bots
+    # whose order is uncertain (``--until-settled N``; docs/statistics.md).
+    settle_budget: int = 0
+    settle_confidence: float = 0.95  # an adjacent order counts as settled at this
 
 
 class FinalsConfig(_Strict):
@@ -151,6 +155,12 @@ def validate(cfg: TournamentConfig) -> None:
             raise ConfigError("pool.rounds and finals.rounds must be at least 1")
     if cfg.pool.table_size is not None and cfg.pool.table_size < 2:
         raise ConfigError(f"pool.table_size must be at least 2, not {cfg.pool.table_size}")
+    if cfg.pool.settle_budget < 0:
+        raise ConfigError(f"pool.settle_budget must be at least 0, not {cfg.pool.settle_budget}")
+    if not 0.5 < cfg.pool.settle_confidence < 1.0:
+        raise ConfigError(
+            f"pool.settle_confidence must be between 0.5 and 1, not {cfg.pool.settle_confidence}"
+        )
     if cfg.finals.finalists not in FINALISTS_CHOICES:
         raise ConfigError(
             f"finals.finalists must be one of {', '.join(map(str, FINALISTS_CHOICES))}, "
