@@ -59,6 +59,7 @@ from .proctree import (
     enable_subreaper,
     kill_tree,
     sweep_escaped,
+    tree_cpu_s,
     tree_usage,
 )
 from .registry import LAYERS, SANDBOX_CHOICES
@@ -92,5 +93,6 @@ __all__ = [
     "slice_tree",
     "spread_tree",
     "sweep_escaped",
+    "tree_cpu_s",
     "tree_usage",
 ]
