@@ -33,10 +33,11 @@ Deception: from the rounds in which we showed our real move the bot learns the
 opponent's reply to each move we show (the table the scoring's deception
 efficiency uses). When that table says the reply to some shown move v is sharp
 and unlike the reply to the move we really play, we show v, and next round play
-the best answer to the reply to v. Tokens are paced over the match, spent more
-freely while we are losing, and not at all when the opponent's replies do not
-depend on what it sees (random, rock): then every row of the table is alike and
-no shown move promises credit. If spent tokens do not pay off as forecast, the
+the best answer to the reply to v; only once both rows rest on enough honest
+rounds, and only if that answer is nearly sure to win. Tokens are paced over
+the match, spent more freely while we are losing, and not at all when the
+opponent's replies do not depend on what it sees (random, rock): then every row
+of the table is alike and no shown move promises credit. If spent tokens do not pay off as forecast, the
 bar rises.
 
 Randomness comes from the hello seed, so a match is reproducible.
