@@ -125,8 +125,10 @@ def in_process(a: type, b: type, game: str, rounds: int, seed: int, tokens: int 
     }
 
 
-def match(a: str, b: str, game: str, rounds: int, seed: int, tokens: int | None = None) -> dict:
-    if IN_PROCESS:
+def match(
+    a: str, b: str, game: str, rounds: int, seed: int, tokens: int | None = None, cli: bool = False
+) -> dict:
+    if IN_PROCESS and not cli:
         ca, cb = python_class(a), python_class(b)
         if ca is not None and cb is not None:
             return in_process(ca, cb, game, rounds, seed, tokens)
@@ -261,7 +263,7 @@ def timing(rounds: int) -> None:
     ).stdout
     print(f"\nChampion per-move CPU time, in-process, {rounds:,} rounds:\n")
     print("```\n" + out.strip() + "\n```")
-    r = match("champion", "iocaine", "chaos", rounds, 1)
+    r = match("champion", "iocaine", "chaos", rounds, 1, cli=True)
     cpu = {s["label"]: s["verdict"]["cpu_s"] for s in r["seats"]}
     print(
         f"\nA real {rounds:,}-round match (champion vs iocaine, seed 1): champion's CPU "

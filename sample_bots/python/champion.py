@@ -33,10 +33,11 @@ Deception: from the rounds in which we showed our real move the bot learns the
 opponent's reply to each move we show (the table the scoring's deception
 efficiency uses). When that table says the reply to some shown move v is sharp
 and unlike the reply to the move we really play, we show v, and next round play
-the best answer to the reply to v. Tokens are paced over the match, spent more
-freely while we are losing, and not at all when the opponent's replies do not
-depend on what it sees (random, rock): then every row of the table is alike and
-no shown move promises credit. If spent tokens do not pay off as forecast, the
+the best answer to the reply to v; only once both rows rest on enough honest
+rounds, and only if that answer is nearly sure to win. Tokens are paced over
+the match, spent more freely while we are losing, and not at all when the
+opponent's replies do not depend on what it sees (random, rock): then every row
+of the table is alike and no shown move promises credit. If spent tokens do not pay off as forecast, the
 bar rises.
 
 Randomness comes from the hello seed, so a match is reproducible.
@@ -81,6 +82,8 @@ PACE_SLACK = 3  # tokens we may be ahead of an even pace
 CREDIT_BAR = 0.35  # expected credit of a token (misread times points) needed to spend
 LOSING_BAR = 0.25  # the bar while we are losing lately
 REPLAN_EVERY = 8  # rounds between recomputations of the whole-match reply model
+MIN_EVIDENCE = 60  # honest rounds a row of the reply table needs before it is trusted
+SURE_WIN = 0.85  # forecast chance that the answer beats their reply to the fake
 REPLY_DECAY = 0.9  # the context table whose rows forecast their reply to a shown move
 AUDIT_AFTER = 4  # spends before the realised credit is checked against the forecast
 AUDIT_SHARE = 0.5  # realised credit below this share of the forecast raises the bar
@@ -435,7 +438,16 @@ class Champion(chaosbot.Bot):
         bar = self.bar * (LOSING_BAR / CREDIT_BAR if losing else 1.0)
         if credit[shown] <= bar:
             return None
-        return shown, int(answers[shown]), float(credit[shown])
+        # A gap between two rows of the whole-match table is only believed once
+        # both rest on enough honest rounds.
+        if min(self.reply[shown].sum(), self.reply[real].sum()) < MIN_EVIDENCE:
+            return None
+        # Only a reply we are nearly sure to beat: a misread that is merely likely
+        # pays less than the token costs (and the match it perturbs).
+        answer = int(answers[shown])
+        if float(now[shown] @ (self.payoff[answer] > 0)) < SURE_WIN:
+            return None
+        return shown, answer, float(credit[shown])
 
     def move(self, turn: chaosbot.Turn) -> str | chaosbot.Shadow:
         if turn.round > 1:
