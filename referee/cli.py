@@ -50,6 +50,19 @@ COMMANDS: dict[str, tuple[str, str, str, str]] = {
         "configure",
         "run",
     ),
+    "serve": (
+        "referee.server.command",
+        "run a competition server: ladder, submissions, web site",
+        "configure",
+        "run",
+    ),
+    "submit": ("referee.server.submit", "upload a bot to a competition server", "configure", "run"),
+    "site": (
+        "referee.server.site",
+        "render a finished tournament as static web pages",
+        "configure",
+        "run",
+    ),
     "sprt": (
         "referee.sprt",
         "is NEW stronger than OLD? a sequential test over paired matches",

@@ -451,8 +451,8 @@ def match_settings(args: Any) -> dict[str, Any]:
 
 
 def resolve_side(text: str) -> tuple[list[str], str]:
+    from .bot_command import resolve_command
     from .errors import CliError, UsageError
-    from .match import resolve_command
 
     try:
         argv = resolve_command(text)

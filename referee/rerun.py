@@ -198,6 +198,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import trio
 
+    from .bot_command import BotSpec, file_digest
     from .errors import (
         EXIT_BAD_REPLAY,
         EXIT_BOT_FAILED,
@@ -207,7 +208,7 @@ def run(args: argparse.Namespace) -> int:
         SandboxFailure,
         UsageError,
     )
-    from .match import BotSpec, file_digest, run_match
+    from .match import run_match
 
     path = Path(args.file)
     try:

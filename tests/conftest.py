@@ -9,14 +9,47 @@ import subprocess
 import sys
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 TEST_BOTS = Path(__file__).resolve().parent / "bots"
 
-needs_node = pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+# .ci/run sets CI=true. There every tool the tests need is installed on purpose, so a
+# missing one is a broken CI machine, not a reason to skip: the test fails instead.
+IN_CI = os.environ.get("CI", "").strip().lower() in ("true", "1", "yes")
+# The sandbox layers CI must provide (bubblewrap and util-linux's unshare are
+# installed by .ci/run). Landlock is a kernel option CI cannot install, so it may skip.
+CI_REQUIRED_LAYERS = ("bwrap", "unshare", "basic")
+
+
+def skip_or_fail(reason: str) -> NoReturn:
+    """Skip with ``reason``; under CI=true fail with it instead (see IN_CI)."""
+    if IN_CI:
+        pytest.fail(f"CI=true, but {reason}", pytrace=False)
+    pytest.skip(reason)
+
+
+def needs(missing: bool, reason: str) -> pytest.MarkDecorator:
+    """A skipif mark that becomes a failure under CI=true (see ``skip_or_fail``)."""
+    if missing and IN_CI:
+        return pytest.mark.ci_missing(reason=reason)
+    return pytest.mark.skipif(missing, reason=reason)
+
+
+needs_node = needs(shutil.which("node") is None, "node is not installed")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "ci_missing(reason): a requirement CI must provide is missing (fails)"
+    )
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    for mark in item.iter_markers("ci_missing"):
+        skip_or_fail(mark.kwargs["reason"])
 
 
 async def submit_then(
@@ -45,6 +78,15 @@ async def submit_then(
     return result["outcome"]
 
 
+@pytest.fixture
+def tmp_path(tmp_path: Path) -> Path:
+    """pytest's own, open to everyone: when the tests run as root, each bot runs as a
+    uid of its own and must be able to enter the directory that holds it, as a
+    tournament's bot directories must be (docs/security.md)."""
+    tmp_path.chmod(0o755)
+    return tmp_path
+
+
 def has_content(path: Path) -> bool:
     """A file that exists and is not empty (a replay whose header is out)."""
     return path.exists() and path.stat().st_size > 0
@@ -54,6 +96,21 @@ def replay_steps(path: Path) -> list[dict[str, Any]]:
     """The step records of a plain replay file, as JSON values."""
     lines = [json.loads(line) for line in path.read_text().splitlines()]
     return [line for line in lines if line["type"] == "step"]
+
+
+def played_cleanly(result: dict[str, Any], replay: Path) -> list[tuple[Any, Any, Any]]:
+    """Assert that a match ran to its end with steps played and no fault of any seat
+    (two matches that both failed the handshake would otherwise compare equal);
+    returns each step's (observations, actions, outcome)."""
+    steps = replay_steps(replay)
+    assert result["reason"] == "complete", result["reason"]
+    assert result["steps"] > 0 and len(steps) == result["steps"], (result["steps"], len(steps))
+    for seat in result["seats"]:
+        assert seat["verdict"]["status"] == "ok", seat["verdict"]
+        assert not seat["verdict"]["faults"], seat["verdict"]["faults"]
+    assert all(f is None for step in steps for f in step["fault"]), "a step recorded a fault"
+    assert all(any(a is not None for a in step["act"]) for step in steps)
+    return [(step["obs"], step["act"], step["out"]) for step in steps]
 
 
 def run_cli(
@@ -132,3 +189,60 @@ def bot_copy(tmp_path: Path):
         return target
 
     return make
+
+
+# -- under CI, the areas that must not have been skipped away ----------------------------
+
+# An area counts as run when at least one of its selected tests passed. A new skip path
+# (or a layer that quietly stopped working) would otherwise leave it untested and green.
+CI_MUST_RUN: dict[str, Callable[[str], bool]] = {
+    "the bwrap sandbox layer": lambda node: (
+        ("test_sandbox.py::" in node or "test_zoo.py::" in node) and "bwrap" in node
+    ),
+    "the unshare sandbox layer": lambda node: (
+        ("test_sandbox.py::" in node or "test_zoo.py::" in node) and "unshare" in node
+    ),
+    "the headless browser tests": lambda node: "test_html_browser.py::" in node,
+}
+
+
+def unrun_areas(selected: list[str], passed: set[str]) -> list[str]:
+    """The areas of CI_MUST_RUN with tests selected in this session but none passed."""
+    missing = []
+    for area, belongs in CI_MUST_RUN.items():
+        mine = [node for node in selected if belongs(node)]
+        if mine and not any(node in passed for node in mine):
+            missing.append(f"{area}: {len(mine)} tests selected, none passed (all skipped?)")
+    return missing
+
+
+_selected: list[str] = []
+_passed: set[str] = set()
+_unrun: list[str] = []
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    _selected[:] = [item.nodeid for item in session.items]
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if report.when == "call" and report.passed:
+        _passed.add(report.nodeid)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    # Only a run that went to its end is judged: after -x stopped it, or an interrupt,
+    # the unrun tests say nothing (and the run has failed already).
+    if not IN_CI or session.shouldstop or session.shouldfail:
+        return
+    if exitstatus not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+        return
+    _unrun[:] = unrun_areas(_selected, _passed)
+    if _unrun:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    for problem in _unrun:
+        terminalreporter.write_line(f"CI=true, but {problem}", red=True, bold=True)

@@ -11,10 +11,11 @@ from typing import Any
 
 import msgspec
 import pytest
-from conftest import ROOT, match_json, needs_node, replay_steps, run_cli
+from conftest import ROOT, match_json, needs_node, played_cleanly, replay_steps, run_cli
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from referee.faults import FaultKind
 from referee.games import GAMES
 from referee.games.rps_stuff import (
     KINDS,
@@ -43,6 +44,13 @@ def parse(cell: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
     return tuple(sorted(LETTER[c] for c in a if c != "-")), tuple(
         sorted(LETTER[c] for c in b if c != "-")
     )
+
+
+def cell_of(a_play: str, b_play: str) -> str:
+    """The notes' table cell for A playing ``a_play`` against B playing ``b_play``."""
+    rows = NOTES_TABLE.strip().splitlines()
+    row = next(r for r in rows if r.split("|")[0].strip().lower() == a_play)
+    return row.split("|")[1 + KINDS.index(b_play)].strip()
 
 
 def test_registered() -> None:
@@ -154,11 +162,32 @@ def test_play_not_held_is_replaced_among_held_kinds() -> None:
 
 
 def test_fault_is_a_random_play() -> None:
-    game = RockPaperStuff(2)
-    state = game.new_state(4)
-    out = trade(game, state, {0: None, 1: Action(play="rock")})
-    assert out.asked == [None, "rock"] or out.asked == ["rock", None]
-    assert state.faulted[0] == 1
+    # Seat 0 faults while holding only scissors and water: the trade is made for it
+    # with a kind it holds, drawn at random, and the trade goes through as played.
+    seen: Counter[str] = Counter()
+    for seed in range(60):
+        game = RockPaperStuff(2)
+        state = game.new_state(seed)
+        state.inv = [[0, 0, 5, 0, 5], [10] * 5]
+        state.pair = (seed % 2, 1 - seed % 2)  # either role
+        out = trade(game, state, {0: None, 1: Action(play="rock")})
+        me, other = out.seats.index(0), out.seats.index(1)
+        assert out.asked[me] is None and out.asked[other] == "rock"
+        assert out.played[other] == "rock"
+        played = out.played[me]
+        assert played in ("scissors", "water"), played
+        seen[played] += 1
+        assert state.faulted[0] == 1 and state.faulted[1] == 0
+        assert state.replaced == [0, 0]  # a fault is not a replaced play
+        # What each got is what the notes' table gives for the plays actually made.
+        a_play, b_play = (played, "rock") if me == 0 else ("rock", played)
+        a_gets, b_gets = parse(cell_of(a_play, b_play))
+        assert [sorted(r) for r in out.received] == [
+            sorted(KINDS[k] for k in a_gets),
+            sorted(KINDS[k] for k in b_gets),
+        ]
+    # Both held kinds turn up, about evenly (binomial, 60 draws: 18..42 is > 99.9%).
+    assert 18 <= seen["scissors"] <= 42 and seen["scissors"] + seen["water"] == 60
 
 
 def test_death_and_end() -> None:
@@ -218,8 +247,9 @@ def test_skins_merge_limit_and_visibility() -> None:
     assert state.skins[0] == {"motto": "fair", "n": 1}
     big = Action(play="rock", skin={"x": "y" * 80})
     why = game.check(state, 0, big)
-    assert why is not None and "round" not in why
-    assert game.check(state, 0, Action(play="rock", step=99)) is not None
+    assert why is not None and why.kind is FaultKind.ILLEGAL_MOVE and "skin" in why.detail
+    late = game.check(state, 0, Action(play="rock", step=99))
+    assert late is not None and late.kind is FaultKind.PROTOCOL_ERROR
     with pytest.raises(msgspec.ValidationError):
         msgspec.json.decode(b'{"play": "Rock"}', type=Action)
     with pytest.raises(msgspec.ValidationError):
@@ -304,11 +334,12 @@ def test_cli_same_seed_same_game(tmp_path: Path) -> None:
     runs = []
     for name in ("a", "b"):
         replay = tmp_path / f"{name}.jsonl"
-        match_json(
+        result = match_json(
             "--game", "rps_stuff", BALANCE, ABUNDANT, BALANCE, "--seed", "9",
             "--param", "trades=50", "--replay", str(replay),
         )  # fmt: skip
-        runs.append([(st["obs"], st["act"], st["out"]) for st in replay_steps(replay)])
+        runs.append(played_cleanly(result, replay))
+    assert len(runs[0]) == 50  # trades=50
     assert runs[0] == runs[1]
 
 

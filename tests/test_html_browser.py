@@ -19,6 +19,7 @@ import zlib
 from pathlib import Path
 
 import pytest
+from conftest import needs
 from test_verify import build_replay, default_strategy
 
 from referee.games.chaos import Action
@@ -28,9 +29,9 @@ from referee.viewer import load_view
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 BROWSER = next((b for b in BROWSERS if shutil.which(b)), None)
 
-pytestmark = pytest.mark.skipif(
+pytestmark = needs(
     BROWSER is None,
-    reason="no headless browser: install Debian's chromium (apt-get install -y chromium)",
+    "no headless browser: install Debian's chromium (apt-get install -y chromium)",
 )
 
 ROUNDS = 20_000

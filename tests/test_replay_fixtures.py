@@ -5,12 +5,15 @@ judgement they record are a contract with everyone who kept a replay."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import run_cli
 
-from referee.verify import verify_replay
+from referee.replay import chain_line
+from referee.verify import VerifyReport, verify_replay
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "replays"
 REPLAYS = sorted(FIXTURES.glob("*.jsonl"))
@@ -46,3 +49,71 @@ def test_an_edited_old_replay_fails() -> None:
     lines = (FIXTURES / "illegal-move.jsonl").read_bytes().splitlines(keepends=True)
     lines[8] = lines[8].replace(b'"rock"', b'"paper"', 1)
     assert not verify_replay(lines).ok
+
+
+def edited(name: str, edit: Callable[[dict[str, Any]], None]) -> VerifyReport:
+    """The replay with each record passed through ``edit``, and the hash chain made
+    whole again: only the rules and the judge can catch the edit now."""
+    lines, prev = [], b""
+    for line in (FIXTURES / name).read_bytes().splitlines(keepends=True):
+        record = json.loads(line)
+        del record["h"]
+        edit(record)
+        body = json.dumps(record, separators=(",", ":"), ensure_ascii=False).encode()
+        sealed, prev = chain_line(prev, body)
+        lines.append(sealed)
+    report = verify_replay(lines)
+    assert report.chain_intact
+    return report
+
+
+def test_an_unchanged_round_trip_still_verifies() -> None:
+    assert edited("timeout-dq.jsonl", lambda record: None).ok
+
+
+def test_a_disqualification_without_cause_fails() -> None:
+    def raise_the_limit(record: dict[str, Any]) -> None:
+        if record["type"] == "header":
+            record["max_faults"] = 4  # three timeouts no longer disqualify
+
+    report = edited("timeout-dq.jsonl", raise_the_limit)
+    assert not report.ok
+    assert "without a too_many_faults" not in report.summary()
+    assert "too_many_faults fault of seat 0 in round 5 with 3 round faults" in report.summary()
+
+
+def test_a_missing_disqualification_fails() -> None:
+    def lower_the_limit(record: dict[str, Any]) -> None:
+        if record["type"] == "header":
+            record["max_faults"] = 2  # the second timeout should have disqualified
+
+    report = edited("timeout-dq.jsonl", lower_the_limit)
+    assert not report.ok
+    assert "reached 2 round faults in round 4 (limit 2)" in report.summary()
+
+
+def test_a_reply_taken_after_its_deadline_fails() -> None:
+    def slow(record: dict[str, Any]) -> None:
+        if record["type"] == "step" and record["n"] == 2:
+            record["us"][1] = 1_100_000  # the limit: 0.5 s and a 0.5 s bank
+
+    report = edited("timeout-dq.jsonl", slow)
+    assert not report.ok
+    assert "round 2, seat 1: a reply after 1.100 s was taken" in report.summary()
+
+
+def test_the_bank_is_spent_as_live() -> None:
+    def slow_but_banked(record: dict[str, Any]) -> None:
+        if record["type"] == "step" and record["n"] in (1, 2):
+            record["us"][1] = 900_000  # 0.4 s from the bank, twice: the second is late
+
+    report = edited("timeout-dq.jsonl", slow_but_banked)
+    assert "round 2, seat 1: a reply after 0.900 s was taken" in report.summary()
+
+
+def test_a_verdict_that_hides_a_fault_fails() -> None:
+    def acquit(record: dict[str, Any]) -> None:
+        if record["type"] == "footer":
+            record["verdicts"][0]["status"] = "ok"
+
+    assert "has status ok; its faults give timeout" in edited("timeout-dq.jsonl", acquit).summary()

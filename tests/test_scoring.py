@@ -12,6 +12,7 @@ from typing import cast
 
 import numpy as np
 import pytest
+import reference_scoring
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -237,14 +238,20 @@ TRAP_ROUNDS = 2000
 
 
 def test_trap_setter_beats_random_burner_on_deception() -> None:
-    trap = explain(play(ChaosLeague(rounds=TRAP_ROUNDS), TrapSetter(1), FrequencyPredictor()))[0]
-    burner = explain(
-        play(ChaosLeague(rounds=TRAP_ROUNDS), RandomBurner(1, TRAP_ROUNDS), FrequencyPredictor())
-    )[0]
+    trap_history = play(ChaosLeague(rounds=TRAP_ROUNDS), TrapSetter(1), FrequencyPredictor())
+    burner_history = play(
+        ChaosLeague(rounds=TRAP_ROUNDS), RandomBurner(1, TRAP_ROUNDS), FrequencyPredictor()
+    )
+    trap, burner = explain(trap_history)[0], explain(burner_history)[0]
     assert trap["tokens_spent"] == 48 and burner["tokens_spent"] == 50
-    # Numbers quoted in the report: trap 0.2635, burner -0.0576.
-    assert trap["deception_efficiency"] == pytest.approx(0.2635, abs=1e-4)
-    assert burner["deception_efficiency"] == pytest.approx(-0.0576, abs=1e-4)
+    # The values themselves from the plain reference implementation of the docs.
+    for row, history in ((trap, trap_history), (burner, burner_history)):
+        expected = reference_scoring.score(reference_scoring.match_of(history))[0]
+        assert row["deception_efficiency"] == pytest.approx(
+            expected["deception_efficiency"], abs=1.000001e-6
+        )
+    # Random burning: credit about 0, so about the token cost -kappa * m / (m + K_D).
+    assert burner["deception_efficiency"] == pytest.approx(-TOKEN_COST * 50 / 60, abs=0.05)
     assert trap["deception_efficiency"] > 0.2
     assert burner["deception_efficiency"] < 0
     assert trap["misreads_won"] >= 40
@@ -257,8 +264,14 @@ def test_trap_setter_gains_standard_from_tokens() -> None:
     without = scores_of(
         play(ChaosLeague(rounds=TRAP_ROUNDS, tokens=0), TrapSetter(1), FrequencyPredictor())
     )[0]
-    assert with_tokens["standard"] == pytest.approx(0.0455, abs=1e-4)
-    assert without["standard"] == pytest.approx(0.0045, abs=1e-4)
+    # Standard by hand: the net points of the played rounds per scheduled round.
+    for row, tokens in ((with_tokens, 50), (without, 0)):
+        history = play(
+            ChaosLeague(rounds=TRAP_ROUNDS, tokens=tokens), TrapSetter(1), FrequencyPredictor()
+        )
+        match = reference_scoring.match_of(history)
+        net = sum(reference_scoring.points(match, t, 0) for t in range(len(match.real)))
+        assert row["standard"] == round(net / TRAP_ROUNDS, 6)
     assert with_tokens["standard"] > without["standard"] + 0.03
     assert without["deception_efficiency"] == 0.0
 
@@ -548,12 +561,14 @@ def test_components_bounded_on_long_random_histories(
 def test_million_round_match_scores_fast() -> None:
     history = random_history(0, 1_000_000, 5, 50)
     score_match(history)  # warm-up
-    start = time.perf_counter()
+    # CPU time, not wall time: on a loaded machine the wall clock also counts the
+    # time other processes had the CPU.
+    start = time.process_time()
     first = score_match(history)
-    elapsed = time.perf_counter() - start
+    elapsed = time.process_time() - start
     assert first == score_match(history)
-    # Typically 0.2-0.4 s; the bound is loose so a busy machine does not fail
-    # it, but a per-round Python loop would.
+    # The bound is loose so a slow machine does not fail it, but a per-round
+    # Python loop would.
     assert elapsed < 3.0
 
 

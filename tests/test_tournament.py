@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
 import os
 import signal
@@ -87,6 +88,14 @@ def test_eight_bot_league(tmp_path: Path) -> None:
     results = json.loads((out / "results.json").read_text())
     pool = [m for m in results["matches"] if m["stage"] == "pool"]
     assert len(pool) == 8 * 7  # double round robin
+    # Where the league's CPU went: every part measured, the parts add up to the total.
+    cpu = brief["timing"]["cpu"]
+    assert cpu["matches"] == len(results["matches"])
+    parts = ["bots_thinking_s", "bots_startup_s", "referee_rounds_s", "referee_setup_s",
+             "referee_finish_s", "workers_other_s", "coordinator_s"]  # fmt: skip
+    assert all(cpu[k] > 0 for k in parts), cpu
+    assert abs(sum(cpu[k] for k in parts) - cpu["total_s"]) < 0.01, cpu
+    assert 0 < cpu["bots_thinking_share"] < 1, cpu
     pairs = {tuple(m["bots"]) for m in pool}
     assert len(pairs) == 56  # every ordered pair: seats swapped in leg 2
     rounds = results["bracket"]["rounds"]
@@ -156,6 +165,8 @@ def test_resume_after_sigkill_matches_an_uninterrupted_run(tmp_path: Path) -> No
     total = len(json.loads((whole / "results.json").read_text())["matches"])
     assert done_before < total
     assert not (part / "results.json").exists()
+    finished = _finished_matches(part)
+    assert len(finished) == done_before >= 5
 
     resumed = referee("--resume", str(part), "-j", "2", "--json")
     _ok(resumed)
@@ -165,10 +176,29 @@ def test_resume_after_sigkill_matches_an_uninterrupted_run(tmp_path: Path) -> No
     assert a["bracket"] == b["bracket"]
     assert a["matches"] == b["matches"]
     assert a == b
-    # Nothing that was finished before the kill was played again.
+    # Nothing that was finished before the kill was played again: its record (finish
+    # time, result) and its replay file (same inode, mtime and bytes) are untouched.
     with sqlite3.connect(part / "tournament.sqlite") as conn:
         (n,) = conn.execute("SELECT COUNT(*) FROM matches WHERE status = 'done'").fetchone()
     assert n == total
+    after = _finished_matches(part)
+    replayed = [m for m, before in finished.items() if after.get(m) != before]
+    assert not replayed, f"matches finished before the kill were played again: {replayed}"
+
+
+def _finished_matches(out: Path) -> dict[str, tuple[Any, ...]]:
+    """Per finished match: its finish time, result and the identity of its replay file."""
+    with sqlite3.connect(out / "tournament.sqlite") as conn:
+        rows = conn.execute(
+            "SELECT id, finished_at, result, replay FROM matches WHERE status = 'done'"
+        ).fetchall()
+    finished = {}
+    for match_id, finished_at, result, replay in rows:
+        path = out / replay
+        info = path.stat()
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        finished[match_id] = (finished_at, result, info.st_ino, info.st_mtime_ns, digest)
+    return finished
 
 
 def test_until_settled_plays_extra_pairs_and_resumes_to_the_same_result(tmp_path: Path) -> None:

@@ -14,13 +14,15 @@ from typing import Any
 
 import msgspec
 import pytest
+from conftest import skip_or_fail
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from referee.faults import FaultRecord, Verdict
+from referee.faults import FaultKind, Verdict, worst_status
 from referee.games import GAMES
 from referee.games.base import Fault
 from referee.games.chaos import MOVE_INDEX, MOVES, PAYOFF, Action
+from referee.judge import Judge
 from referee.replay import (
     FORMAT_NAME,
     FORMAT_VERSION,
@@ -79,8 +81,8 @@ def build_replay(
             )
         )
     ]
-    fault_records: list[FaultRecord] = []
-    verdicts = [Verdict(), Verdict()]
+    # Faults and disqualifications as the driver's judge records them.
+    judge = Judge(2, move_s=1.0, bank_s=3.0, max_faults=1000)
     while not game.finished(state):
         n = game.step_number(state)
         obs: list[msgspec.Raw | None] = [None, None]
@@ -91,10 +93,7 @@ def build_replay(
             obs[seat] = msgspec.Raw(enc(game.observe(state, seat)))
             action = strategy(seat, n)
             if action is None:
-                faults[seat] = Fault("timeout", "no reply")
-                rec = FaultRecord(round=n, seat=seat, kind="timeout", detail="no reply")
-                fault_records.append(rec)
-                verdicts[seat].faults.append(rec)
+                faults[seat] = judge.fault(seat, n, FaultKind.TIMEOUT, "no reply")
             else:
                 assert game.check(state, seat, action) is None
                 actions[seat] = action
@@ -107,12 +106,20 @@ def build_replay(
         if dq is not None and dq[0] == n:
             game.disqualify(state, dq[1])
             for seat in dq[1]:
-                verdicts[seat].disqualified = True
+                judge.fault(seat, n, FaultKind.CRASH, "the bot exited (exit code 1)")
+            judge.disqualify(dq[1])
             lines.append(writer.write(Event(n=n, kind="disqualified", seats=dq[1])))
     footer = Footer(
         result=game.result(state),
-        verdicts=verdicts,
-        faults=fault_records,
+        verdicts=[
+            Verdict(
+                status=worst_status([f.kind for f in judge.seat_faults[seat]]),
+                disqualified=judge.out[seat],
+                faults=judge.seat_faults[seat],
+            )
+            for seat in (0, 1)
+        ],
+        faults=judge.faults,
         ended="2026-01-01T00:00:01Z",
         wall_s=0.5,
     )
@@ -194,6 +201,89 @@ def test_roshambo_verifies() -> None:
         strategy=lambda seat, n: Action(real_move=MOVES[(n + seat) % 3]),
     )
     assert verify_replay(lines).ok
+    assert_tampering_is_caught(lines)
+    # A move of the full game, which classic RoShamBo does not have, re-hashed.
+    i = next(i for i, line in enumerate(lines) if b'"n":12,' in line)
+    rec = body(lines[i])
+    rec["act"][0]["real_move"] = "lizard"
+    report = verify_replay(reseal(lines[:i] + [msgspec.json.encode(rec) + b"\n"] + lines[i + 1 :]))
+    assert not report.ok and report.first is not None
+    assert report.first.kind == "rules" and report.first.seat == 0
+
+
+def assert_tampering_is_caught(lines: list[bytes], sample: int = 12) -> None:
+    """The tampering cases of Chaos League, for any game's replay: every edit of a
+    bot's action (each field of each seat's action in ``sample`` steps spread over the
+    match, first and last included, to another value the same field took in this match) and of a recorded outcome,
+    re-hashed, breaks the rules; the same edit not re-hashed breaks the chain at its
+    line; a changed result in the footer is caught; and a re-hashed forgery never
+    ends in the published final hash."""
+    clean = verify_replay(lines)
+    assert clean.ok, clean.problems
+    steps = [i for i, line in enumerate(lines) if body(line)["type"] == "step"]
+    seen: dict[str, list[Any]] = {}
+    for i in steps:
+        for act in body(lines[i])["act"]:
+            for key, value in (act or {}).items():
+                if value not in seen.setdefault(key, []):
+                    seen[key].append(value)
+
+    def caught_by_rules(i: int, rec: dict[str, Any], what: str) -> None:
+        edited = msgspec.json.encode(rec) + b"\n"
+        report = verify_replay(reseal(lines[:i] + [edited] + lines[i + 1 :]))
+        assert not report.ok and report.first is not None, what
+        assert report.first.kind == "rules", (what, report.summary())
+        assert report.final_hash != clean.final_hash, what
+        report = verify_replay(lines[:i] + [with_body(lines[i], rec)] + lines[i + 1 :])
+        assert not report.ok and not report.chain_intact, what
+        assert f"hash chain broken at line {i + 1}" in report.summary(), (what, report.summary())
+
+    edits = 0
+    picked = sorted({steps[k * (len(steps) - 1) // max(1, sample - 1)] for k in range(sample)})
+    for i in picked:
+        original = body(lines[i])
+        for seat, act in enumerate(original["act"]):
+            for key, old in (act or {}).items():
+                if key in ("round", "step"):  # the step echo: checked, but not a move
+                    continue
+                for new in [v for v in seen[key] if v != old][:1]:
+                    rec = json.loads(json.dumps(original))
+                    rec["act"][seat][key] = new
+                    caught_by_rules(i, rec, f"step {original['n']} act[{seat}].{key}={new!r}")
+                    edits += 1
+    assert edits >= 10, f"only {edits} action edits to try"
+    # An outcome number changed: the first integer of the first step's outcome.
+    i = steps[0]
+    rec = body(lines[i])
+    path = _first_int(rec["out"])
+    assert path is not None, rec["out"]
+    target = rec["out"]
+    for key in path[:-1]:
+        target = target[key]
+    target[path[-1]] += 1
+    caught_by_rules(i, rec, f"out{path} + 1")
+    # A footer whose result names another winner or placement, re-hashed.
+    footer = body(lines[-1])
+    seats = footer["result"]["seats"]
+    seats[0]["placement"], seats[-1]["placement"] = (
+        seats[-1]["placement"],
+        seats[0]["placement"] + (seats[0]["placement"] == seats[-1]["placement"]),
+    )
+    report = verify_replay(reseal(lines[:-1] + [msgspec.json.encode(footer) + b"\n"]))
+    assert not report.ok and not report.result_matches
+
+
+def _first_int(value: Any, path: tuple[Any, ...] = ()) -> tuple[Any, ...] | None:
+    """The path to the first int (not bool) inside a JSON value."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return path
+    items = value.items() if isinstance(value, dict) else enumerate(value or ())
+    if isinstance(value, dict | list):
+        for key, item in items:
+            found = _first_int(item, (*path, key))
+            if found is not None:
+                return found
+    return None
 
 
 # -- detection -------------------------------------------------------------------------
@@ -446,10 +536,10 @@ def test_garbage_line_in_the_middle(tmp_path: Path) -> None:
 @pytest.mark.parametrize("game", ["liars_dice", "rps_stuff", "ctm"])
 def test_other_games_verify_and_edits_are_caught(game: str, tmp_path: Path) -> None:
     if game not in GAMES:
-        pytest.skip(f"no game {game!r} in this build")
+        skip_or_fail(f"no game {game!r} in this build")
     bots = sorted((ROOT / "sample_bots" / "games" / game).glob("*.py"))
     if not bots:
-        pytest.skip(f"no Python sample bot for {game}")
+        skip_or_fail(f"no Python sample bot for {game}")
     replay = tmp_path / f"{game}.jsonl"
     for seats in (3, 2):  # some games are for two players only
         proc = run_cli(
@@ -486,3 +576,5 @@ def test_other_games_verify_and_edits_are_caught(game: str, tmp_path: Path) -> N
     report = verify_replay(forged)
     assert not report.ok and report.first is not None
     assert report.first.seat == seat and report.first.message.startswith(f"obs.{key} recorded")
+    # The tampering cases of Chaos League, for this game too.
+    assert_tampering_is_caught(lines)

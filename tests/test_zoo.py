@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import proc_files
+from conftest import CI_REQUIRED_LAYERS, needs, proc_files, skip_or_fail
 from zoo import catalog  # tests/ is on sys.path (pytest's rootdir conftest)
 from zoo.catalog import ZOO, Expect, Skip, ZooBot
 
@@ -70,8 +70,8 @@ def _cli_help() -> str:
 
 
 CLI_HELP = _cli_help()
-pytestmark = pytest.mark.skipif(
-    "--sandbox" not in CLI_HELP, reason="'python -m referee match --sandbox' is not available"
+pytestmark = needs(
+    "--sandbox" not in CLI_HELP, "'python -m referee match --sandbox' is not available"
 )
 
 
@@ -79,7 +79,10 @@ def _layer_or_skip(name: str) -> sandbox.Layer:
     try:
         return sandbox.choose_layer(name)
     except sandbox.SandboxError as exc:
-        pytest.skip(f"layer {name} unavailable here: {exc}")
+        reason = f"layer {name} unavailable here: {exc}"
+        if name in CI_REQUIRED_LAYERS:
+            skip_or_fail(reason)
+        pytest.skip(reason)
 
 
 @pytest.fixture(scope="session")
@@ -128,6 +131,7 @@ class Probes:
         sibling.mkdir()
         self.secret = sibling / "secret.txt"
         self.secret.write_text("sibling-secret-42\n")
+        self.secret.chmod(0o600)  # another bot's own file
         self.target = outside / "written-by-bot.txt"
 
     def places(self, python: str, c_bin: Path | None) -> dict[str, str]:
@@ -220,7 +224,9 @@ def _batch(
 ) -> dict[str, Run]:
     if layer.name in store:
         return store[layer.name]
-    probes = Probes(tmp_path_factory.mktemp(f"zoo-{layer.name}"))
+    probe_dir = tmp_path_factory.mktemp(f"zoo-{layer.name}")
+    probe_dir.chmod(0o755)  # as the tmp_path fixture of conftest.py
+    probes = Probes(probe_dir)
     places = probes.places(sys.executable, c_bin)
     rock = [part.format(**places) for part in catalog.BY_NAME["rock"].argv]
     runs: dict[str, Run] = {}
@@ -277,13 +283,13 @@ def test_zoo_bot(
     if isinstance(expect, Skip):
         pytest.skip(expect.reason)
     if bot.needs == "c" and c_bots is None:
-        pytest.skip("no C compiler or make")
+        skip_or_fail("no C compiler or make")
     if bot.needs == "node" and shutil.which("node") is None:
-        pytest.skip("node is not installed")
+        skip_or_fail("node is not installed")
     if bot.referee_args and not all(
         opt in CLI_HELP for opt in bot.referee_args if opt.startswith("--")
     ):
-        pytest.skip(f"the CLI lacks one of {bot.referee_args}")
+        skip_or_fail(f"the CLI lacks one of {bot.referee_args}")
     runs = _batch(batches, layer, request.session, tmp_path_factory, c_bots)
     print(f"layer: {layer.name} ({layer.description}); isolation {sorted(layer.isolation)}")
     run = runs[bot.name]
@@ -294,6 +300,12 @@ def _check(run: Run, expect: Expect) -> None:
     assert run.result is not None, f"{run.error}\nreferee stderr:\n{run.stderr}"
     result = run.result
     assert result["containment"]["layer"] == run.layer.name
+    # The record names who the bots ran as, and that they held no capability.
+    uids = result["containment"]["bot_uids"]
+    assert result["containment"]["capabilities"] == []
+    assert len(uids) == 2 and 0 not in uids, uids
+    if os.geteuid() == 0:
+        assert uids[0] != uids[1], uids  # a uid of its own per bot
     seat = next(s for s in result["seats"] if s["seat"] == 0)
     verdict = seat["verdict"]
     context = f"verdict: {json.dumps(verdict, indent=1)[:3000]}"
@@ -335,4 +347,4 @@ def _check_probe_side_effects(run: Run) -> None:
         target.unlink(missing_ok=True)
         for stray in catalog.ZOO_DIR.glob(".zoo-write-*"):
             stray.unlink()
-        assert written == ("fs" not in isolation)
+        assert written == ("fs" not in isolation and "uid" not in isolation)

@@ -25,13 +25,15 @@ Rules as implemented (see protocol/README.md for the bot's view):
 
 from __future__ import annotations
 
+import random
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any, ClassVar, Literal
 
 import msgspec
 
-from .base import Game, GameResult, SeatResult
+from ..faults import Fault
+from .base import Game, GameResult, SeatResult, illegal, wrong_step
 from .chaos_history import (
     _CODES,
     CLASSIC_MOVES,
@@ -184,6 +186,13 @@ class ChaosLeague(Game[ChaosState]):
     default_tokens: ClassVar[int] = 50
     moves: tuple[str, ...] = MOVES
     pair_every_step: ClassVar[bool] = True
+    ranking_keys: ClassVar[tuple[str, str] | None] = ("final", "standard")
+    score_labels: ClassVar[dict[str, str]] = {
+        "final": "Final",
+        "standard": "Standard (70%)",
+        "anti_exploitation": "Anti-exploit (20%)",
+        "deception_efficiency": "Deception (10%)",
+    }
 
     def __init__(self, rounds: int | None = None, tokens: int | None = None) -> None:
         self.seats = 2
@@ -215,6 +224,9 @@ class ChaosLeague(Game[ChaosState]):
 
     def warm_up(self) -> None:
         from . import chaos_scoring  # noqa: F401 (imports numpy)
+
+    def length(self) -> int:
+        return self.rounds
 
     def params(self) -> dict[str, Any]:
         return {"rounds": self.rounds, "tokens": self.tokens, "moves": list(self.moves)}
@@ -270,17 +282,24 @@ class ChaosLeague(Game[ChaosState]):
         tail = self._turn_tails[key] = encoded[len(_TURN_HEAD) + 1 :]
         return tail
 
-    def check(self, state: ChaosState, seat: int, action: Any) -> str | None:
+    def check(self, state: ChaosState, seat: int, action: Any) -> Fault | None:
         if action.round is not None and action.round != state.step:
-            return f"reply is for round {action.round}, round {state.step} was asked"
+            return wrong_step(f"reply is for round {action.round}, round {state.step} was asked")
         if action.real_move not in self._move_set:
-            return f"real_move {action.real_move!r} is not a move of this game"
+            return illegal(f"real_move {action.real_move!r} is not a move of this game")
         if action.shadow_request:
             if action.shadow_move is None:
-                return "shadow_request is true but shadow_move is null"
+                return illegal("shadow_request is true but shadow_move is null")
             if action.shadow_move not in self._move_set:
-                return f"shadow_move {action.shadow_move!r} is not a move of this game"
+                return illegal(f"shadow_move {action.shadow_move!r} is not a move of this game")
         return None
+
+    def random_action(self, state: ChaosState, seat: int, rng: random.Random) -> Action:
+        moves: list[Any] = list(self.moves)
+        move = rng.choice(moves)
+        if state.tokens[seat] and rng.random() < 0.1:
+            return Action(real_move=move, shadow_request=True, shadow_move=rng.choice(moves))
+        return Action(real_move=move, round=state.step if rng.random() < 0.5 else None)
 
     def resolve(self, state: ChaosState, actions: Sequence[Any | None]) -> Outcome:
         a0, a1 = actions

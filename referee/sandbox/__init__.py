@@ -28,6 +28,8 @@ Modules:
     process-tree accounting (RSS, CPU) and teardown (kill_tree, the subreaper sweep).
 ``sched``
     CPU affinity and time slices for a bot's threads.
+``identity``
+    the unprivileged uid each bot runs as when the referee is root.
 
 Every wrapper either execs the bot or lets go of its stdin and stdout, so that a bot
 closing a pipe is noticed.
@@ -46,6 +48,9 @@ from .base import (
     SandboxError,
 )
 from .choose import choose_layer
+from .disk import DiskUsage, disk_usage
+from .fairness import FairShare
+from .identity import lease_uid, release_uid
 from .launch import containment_record, prepare_launch
 from .paths import landlock_abi
 from .proctree import (
@@ -54,6 +59,7 @@ from .proctree import (
     enable_subreaper,
     kill_tree,
     sweep_escaped,
+    tree_cpu_s,
     tree_usage,
 )
 from .registry import LAYERS, SANDBOX_CHOICES
@@ -71,16 +77,22 @@ __all__ = [
     "Limits",
     "SandboxError",
     "TreeUsage",
+    "DiskUsage",
+    "FairShare",
     "after_spawn",
+    "disk_usage",
     "choose_layer",
     "containment_record",
     "enable_subreaper",
     "kill_tree",
     "landlock_abi",
+    "lease_uid",
     "prepare_launch",
+    "release_uid",
     "set_slice",
     "slice_tree",
     "spread_tree",
     "sweep_escaped",
+    "tree_cpu_s",
     "tree_usage",
 ]

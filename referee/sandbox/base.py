@@ -81,6 +81,14 @@ class Limits(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     # exempts root), on top of the uid's current count. The driver can also compare
     # ``len(tree_usage(pid).pids)`` against it.
     processes: int = 256
+    # The bot's writable space (scratch directory, and bwrap's /tmp and /dev/shm):
+    # total size and number of entries, enforced by the referee's watchdog.
+    disk_mib: int = 256
+    disk_files: int = 16384
+    # When the referee runs as root, each bot runs as its own uid (and gid) from
+    # uid_first .. uid_first + uid_count - 1 (sandbox/identity.py).
+    uid_first: int = 61000
+    uid_count: int = 1000
 
 
 class Layer(msgspec.Struct, frozen=True):
@@ -93,7 +101,8 @@ class Layer(msgspec.Struct, frozen=True):
     # "pid" (own pid namespace), "fs" (private filesystem view), "signals" (cannot
     # signal the referee), "proc" (cannot read other processes' /proc), "tmpfs" (sized
     # /tmp and /dev/shm), "syscalls" (a seccomp filter refuses the calls in ``seccomp``),
-    # "sockets" (only AF_UNIX sockets may be created).
+    # "sockets" (only AF_UNIX sockets may be created), "uid" (each bot runs as an
+    # unprivileged uid of its own: the referee is root).
     isolation: tuple[str, ...] = ()
     self_test_ms: float = 0.0
     skipped: tuple[str, ...] = ()  # stronger layers that failed under "auto", with reasons
@@ -116,6 +125,10 @@ class Launch(msgspec.Struct, frozen=True):
     cwd: str
     layer: str
     pass_fds: tuple[int, ...] = ()
+    # The uid the bot runs as: its own leased one when the referee is root (give it
+    # back with sandbox.release_uid once the tree is gone), else the referee's.
+    uid: int = -1
+    leased: bool = False
 
     def close_fds(self) -> None:
         for fd in self.pass_fds:
@@ -131,6 +144,10 @@ class LaunchPlan(NamedTuple):
     ro_paths: list[str]  # the bot's own files and its interpreter's install prefixes
     scratch: Path  # its writable directory (and cwd), resolved
     env: dict[str, str]  # its whole environment
+    # (uid, gid) to drop to when the referee is root, and the paths that uid must be
+    # able to reach (the read-only ones and the scratch directory).
+    identity: tuple[int, int] | None = None
+    reach: tuple[str, ...] = ()
 
 
 class Prefix(NamedTuple):
@@ -272,12 +289,17 @@ def limits_prefix(plan: LaunchPlan, shim_spec: dict[str, Any], *, by_shim: bool)
     with ``shim_spec`` (namespaces, Landlock, seccomp) if there is anything for it."""
     spec: dict[str, Any] = {}
     prefix: list[str] = []
+    if plan.identity is not None and not by_shim:
+        raise AssertionError("a layer that drops to the seat's uid does it in the shim")
     if by_shim or "prlimit" not in plan.layer.tools:
         # The shim is the first process anyway: let it set the limits too.
         spec.update(_shim_limits(plan.limits))
     else:
         prefix += _util_linux_prefix(plan.limits, plan.layer.tools)
     spec.update(shim_spec)
+    if plan.identity is not None:
+        spec["identity"] = plan.identity
+        spec["reach"] = list(plan.reach)
     if spec:
         prefix += shim_argv(spec)
     return prefix

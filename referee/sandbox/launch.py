@@ -11,7 +11,8 @@ from typing import Any
 import msgspec
 
 from . import registry
-from .base import DEFAULT_PATH, MARKER_ENV, Launch, LaunchPlan, Layer, Limits
+from .base import DEFAULT_PATH, MARKER_ENV, Launch, LaunchPlan, Layer, LayerKind, Limits
+from .identity import lease_uid, release_uid
 from .paths import bot_paths, resolve_command
 
 
@@ -40,6 +41,27 @@ def prepare_launch(
     scratch = scratch.resolve()
     scratch.mkdir(mode=0o700, parents=True, exist_ok=True)
     ro_paths = bot_paths(program, script, bot_dir)
+    identity = lease_uid(limits)
+    try:
+        if identity is not None:
+            os.chown(scratch, *identity)
+        return _launch(kind, argv, program, scratch, ro_paths, limits, layer, marker, identity)
+    except BaseException:
+        release_uid(identity[0] if identity else None)
+        raise
+
+
+def _launch(
+    kind: LayerKind,
+    argv: list[str],
+    program: str,
+    scratch: Path,
+    ro_paths: list[str],
+    limits: Limits,
+    layer: Layer,
+    marker: str,
+    identity: tuple[int, int] | None,
+) -> Launch:
 
     path_dirs = DEFAULT_PATH.split(":")
     program_dir = str(Path(program).parent)
@@ -53,18 +75,24 @@ def prepare_launch(
     }
     if marker:
         env[MARKER_ENV] = marker
-    prefix = kind.launch_prefix(LaunchPlan(layer, limits, ro_paths, scratch, env))
+    reach = (*ro_paths, program, str(scratch))
+    plan = LaunchPlan(layer, limits, ro_paths, scratch, env, identity, reach)
+    prefix = kind.launch_prefix(plan)
     return Launch(
         argv=prefix.argv + argv,
         env=env,
         cwd=str(scratch),
         layer=layer.name,
         pass_fds=prefix.pass_fds,
+        uid=identity[0] if identity else os.getuid(),
+        leased=identity is not None,
     )
 
 
-def containment_record(layer: Layer, limits: Limits) -> dict[str, Any]:
-    """The ``containment`` section of a match record."""
+def containment_record(layer: Layer, limits: Limits, uids: Sequence[int] = ()) -> dict[str, Any]:
+    """The ``containment`` section of a match record: ``uids`` are the ones the bots
+    ran as, seat by seat; their capability sets were empty (the layer's self-test
+    checks that a bot holds none)."""
     return {
         "layer": layer.name,
         "description": layer.description,
@@ -72,4 +100,6 @@ def containment_record(layer: Layer, limits: Limits) -> dict[str, Any]:
         "seccomp": list(layer.seccomp),
         "warning": layer.warning,
         "limits": msgspec.to_builtins(limits),
+        "bot_uids": list(uids),
+        "capabilities": [],
     }

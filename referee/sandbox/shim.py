@@ -103,23 +103,97 @@ def main(args: list[str]) -> None:
         # PR_SET_SECCOMP, SECCOMP_MODE_FILTER
         check(libc.prctl(22, 2, ctypes.byref(prog), 0, 0), "prctl(PR_SET_SECCOMP)")
 
-    def enter_namespaces() -> None:
+    def reachable_by(path: str, uid: int, gid: int) -> bool:
+        st = os.stat(path)
+        if st.st_uid == uid:
+            return bool(st.st_mode & 0o100)
+        if st.st_gid == gid:
+            return bool(st.st_mode & 0o010)
+        return bool(st.st_mode & 0o001)
+
+    def make_reachable(paths: list[str], uid: int, gid: int) -> None:
+        """Let ``uid`` reach each of ``paths`` (private mount namespace, as root).
+
+        Where a directory on the way is closed to it (a 0700 /root holding the
+        interpreter), a small tmpfs is mounted over the topmost such directory and
+        only the paths below it are bind-mounted back: the rest stays hidden."""
+        blocked: dict[str, list[str]] = {}
+        for path in paths:
+            parts = path.strip("/").split("/")
+            for i in range(len(parts)):
+                ancestor = "/" + "/".join(parts[:i])
+                if not reachable_by(ancestor, uid, gid):
+                    blocked.setdefault(ancestor, []).append(path)
+                    break
+        nosuid_nodev, ms_bind, ms_rec = 2 | 4, 1 << 12, 1 << 14
+        for top, below in sorted(blocked.items()):
+            fds = [(p, os.open(p, os.O_PATH | os.O_CLOEXEC)) for p in below]
+            check(
+                libc.mount(b"tmpfs", top.encode(), b"tmpfs", nosuid_nodev, b"mode=0755,size=1m"),
+                f"mount tmpfs on {top}",
+            )
+            for path, fd in sorted(fds):
+                parent = os.path.dirname(path)
+                os.makedirs(parent, mode=0o755, exist_ok=True)
+                if stat.S_ISDIR(os.fstat(fd).st_mode):
+                    os.makedirs(path, mode=0o755, exist_ok=True)
+                elif not os.path.exists(path):
+                    os.close(os.open(path, os.O_CREAT | os.O_WRONLY | os.O_CLOEXEC, 0o644))
+                source = f"/proc/self/fd/{fd}".encode()
+                check(
+                    libc.mount(source, path.encode(), None, ms_bind | ms_rec, None),
+                    f"bind {path}",
+                )
+                os.close(fd)
+
+    def drop_privileges(identity: tuple[int, int] | None) -> None:
+        """Become ``identity`` (uid, gid) if given, with the bounding, ambient,
+        inheritable, permitted and effective capability sets all empty."""
+        try:
+            with open("/proc/sys/kernel/cap_last_cap") as f:
+                last_cap = int(f.read())
+        except OSError:
+            last_cap = 63
+        has_setpcap = libc.prctl(23, 8, 0, 0, 0) == 1  # PR_CAPBSET_READ(CAP_SETPCAP)
+        if os.geteuid() == 0 or has_setpcap:
+            for cap in range(last_cap + 1):
+                libc.prctl(24, cap, 0, 0, 0)  # PR_CAPBSET_DROP (needs CAP_SETPCAP)
+        libc.prctl(47, 4, 0, 0, 0)  # PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL
+        if identity:
+            uid, gid = identity
+            os.setresgid(gid, gid, gid)
+            os.setresuid(uid, uid, uid)
+
+        class CapHeader(ctypes.Structure):
+            _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+        header = CapHeader(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3
+        data = (ctypes.c_uint32 * 6)()  # two {effective, permitted, inheritable}, all 0
+        check(libc.capset(ctypes.byref(header), data), "capset(none)")
+
+    def enter_namespaces(identity: tuple[int, int] | None, reach: list[str]) -> None:
         """New user, pid, net, mount, ipc and uts namespaces; fork the bot as pid 1.
 
         The parent stays outside as a monitor (a PID namespace needs a forked pid 1):
         it lets go of stdin and stdout so the bot alone holds the pipes, waits, and
         exits as the bot did. The bot dies with the monitor (parent-death signal).
         """
-        uid, gid = os.getuid(), os.getgid()
-        flags = 0x10000000 | 0x20000000 | 0x40000000 | 0x00020000 | 0x08000000 | 0x04000000
-        check(libc.unshare(flags), "unshare(user, pid, net, mount, ipc, uts)")
-        for name, text in (
-            ("setgroups", "deny"),
-            ("uid_map", f"0 {uid} 1"),
-            ("gid_map", f"0 {gid} 1"),
-        ):
-            with open(f"/proc/self/{name}", "w") as f:
-                f.write(text)
+        flags = 0x20000000 | 0x40000000 | 0x00020000 | 0x08000000 | 0x04000000
+        if identity:
+            # Root needs no user namespace (one would map the bot to root): the
+            # child drops to the seat's uid once it has mounted.
+            check(libc.unshare(flags), "unshare(pid, net, mount, ipc, uts)")
+        else:
+            # The bot keeps the referee's uid inside too (never root there).
+            uid, gid = os.getuid(), os.getgid()
+            check(libc.unshare(flags | 0x10000000), "unshare(user, pid, net, mount, ipc, uts)")
+            for name, text in (
+                ("setgroups", "deny"),
+                ("uid_map", f"{uid} {uid} 1"),
+                ("gid_map", f"{gid} {gid} 1"),
+            ):
+                with open(f"/proc/self/{name}", "w") as f:
+                    f.write(text)
         child = os.fork()
         if child == 0:
             check(libc.prctl(1, 9, 0, 0, 0), "prctl(PR_SET_PDEATHSIG)")
@@ -128,6 +202,10 @@ def main(args: list[str]) -> None:
             # A /proc of the new namespace: the referee and other bots are not in it.
             nosuid_nodev_noexec = 2 | 4 | 8
             check(libc.mount(b"proc", b"/proc", b"proc", nosuid_nodev_noexec, None), "mount /proc")
+            if identity:
+                make_reachable(reach, *identity)  # still root: it may reach them all
+            drop_privileges(identity)
+            check(libc.prctl(1, 9, 0, 0, 0), "prctl(PR_SET_PDEATHSIG)")  # a new uid clears it
             return
         devnull = os.open("/dev/null", os.O_RDWR)
         os.dup2(devnull, 0)
@@ -166,8 +244,26 @@ def main(args: list[str]) -> None:
                     f.write(str(spec["oom_score_adj"]))
             except OSError:
                 pass  # best effort: a host OOM then picks by size alone
+        identity = spec.get("identity")  # (uid, gid) of the seat when the referee is root
         if spec.get("namespaces"):
-            enter_namespaces()  # returns in the new PID namespace's pid 1 only
+            if identity:
+                os.setgroups([])  # (a user namespace with setgroups denied cannot)
+            # returns in the new PID namespace's pid 1 only, privileges dropped
+            enter_namespaces(identity, spec.get("reach", []))
+        else:
+            if identity:
+                # A private mount namespace (root needs no user namespace for it), so
+                # that what the seat's uid must reach can be made reachable.
+                check(libc.unshare(0x00020000), "unshare(mount)")
+                ms_rec, ms_private = 1 << 14, 1 << 18
+                check(libc.mount(b"none", b"/", None, ms_rec | ms_private, None), "private /")
+                make_reachable(spec.get("reach", []), *identity)
+                os.setgroups([])
+            drop_privileges(identity)
+            if spec.get("pdeathsig"):  # a change of uid clears it
+                check(libc.prctl(1, int(spec["pdeathsig"]), 0, 0, 0), "prctl(PR_SET_PDEATHSIG)")
+                if os.getppid() != spec.get("parent", os.getppid()):
+                    raise RuntimeError("the referee exited during start-up")
         if spec.get("landlock"):
             apply_landlock(spec["landlock"])
         if spec.get("seccomp"):

@@ -5,7 +5,7 @@ runner hands it the same :class:`~.worker.Job` and gets back the same outcome, s
 the SQLite state, ``--resume``, the exports and the standings do not know where a
 match was played (docs/cluster.md).
 
-Coordinator side, each bot's directory (``referee.match.bot_dir_of``) is packed
+Coordinator side, each bot's directory (``referee.bot_command.bot_dir_of``) is packed
 once into a reproducible tar.gz named by its sha256, and the bot's argv is made
 portable: paths inside that directory become relative to it, and an interpreter
 outside it (python3, node) is kept by name only. The archives travel with each
@@ -136,7 +136,7 @@ def pack_dir(directory: Path) -> tuple[str, bytes]:
 
 def package_bot(label: str, argv: Sequence[str]) -> tuple[BotPackage, bytes | None]:
     """The portable form of a resolved argv, and its archive (None: no files)."""
-    from ..match import bot_dir_of
+    from ..bot_command import bot_dir_of
 
     bot_dir = bot_dir_of(argv)
     if bot_dir is not None and str(bot_dir) in _system_dirs():

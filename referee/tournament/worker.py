@@ -46,9 +46,11 @@ class Reply(msgspec.Struct, omit_defaults=True):
 
 
 async def _serve(out_fd: int) -> None:
+    from ..bot_command import BotSpec
     from ..errors import SandboxFailure, UsageError
-    from ..match import BotSpec, Match, MatchConfig, pin_thread
+    from ..match import Match, MatchConfig
     from ..outcome import outcome_of
+    from ..placement import pin_thread
 
     decode_job = msgspec.json.Decoder(Job).decode
     encode = msgspec.json.Encoder().encode

@@ -112,8 +112,11 @@ def _escape(isolation: frozenset[str]) -> Expect:
 
 
 def _blocked_if(key: str, label: str, otherwise: str) -> Callable[[frozenset[str]], Expect]:
+    # A bot of its own uid ("uid": the referee is root) is refused by file permissions
+    # what is not its own: the sibling's secret is 0600, the outside directory root's.
     def expect(isolation: frozenset[str]) -> Expect:
-        return ok(f"{label}: blocked" if key in isolation else f"{label}: {otherwise}")
+        blocked = key in isolation or (key == "fs" and "uid" in isolation)
+        return ok(f"{label}: blocked" if blocked else f"{label}: {otherwise}")
 
     return expect
 
@@ -140,8 +143,19 @@ def _shm(isolation: frozenset[str]) -> Expect:
     return ok("shm: blocked" if contained else "shm: wrote 200 MiB")
 
 
+def _privileges(isolation: frozenset[str]) -> Expect:
+    # Never root, never a capability, so never a raw socket nor the host's name, in
+    # any layer; priorities are refused by the seccomp filter, or by another uid's
+    # missing rights (an unprivileged referee's basic bot may renice its own user's
+    # processes: docs/security.md).
+    expected = ["root: no", "caps: none", "raw: blocked", "hostname: blocked"]
+    if "syscalls" in isolation or "uid" in isolation:
+        expected += ["renice-self: blocked", "renice-other: blocked"]
+    return ok(*expected)
+
+
 def _write(isolation: frozenset[str]) -> Expect:
-    if "fs" in isolation:
+    if "fs" in isolation or "uid" in isolation:
         return ok("write-target: blocked", "write-botdir: blocked")
     return ok("write-target: ok", "write-botdir: ok")
 
@@ -226,6 +240,13 @@ ZOO: tuple[ZooBot, ...] = (
     # come from the containment, not the clock.
     ZooBot("shm_hog", _py("shm_hog.py"), _shm, referee_args=_SLOW_MOVE),
     ZooBot(
+        "disk_hog",
+        _py("disk_hog.py"),
+        _always(fatal("disk_limit", round=None)),
+        referee_args=("--disk-mib", "16", "--rounds", "200"),
+        note="a thread writes 96 MiB into the scratch directory while the bot answers",
+    ),
+    ZooBot(
         "fork_bomb",
         _py("fork_bomb.py"),
         _always(fatal("memory_limit", "timeout", round=None)),
@@ -276,6 +297,7 @@ ZOO: tuple[ZooBot, ...] = (
     ZooBot("signal_referee", _py("signal_referee.py"), _signal),
     ZooBot("read_environ", _py("read_environ.py", "--name={secret_name}"), _environ),
     ZooBot("refused_syscalls", _py("refused_syscalls.py"), _syscalls),
+    ZooBot("privileges", _py("privileges.py"), _privileges),
     # -- other runtimes
     ZooBot("node_rock", _node("rock.js"), _always(ok()), needs="node"),
 )

@@ -26,7 +26,9 @@ class Basic:
         return Layer("basic", f"basic ({limits_by(tools)})", _WARNING, (), tools=tools)
 
     def launch_prefix(self, plan: LaunchPlan) -> Prefix:
-        return Prefix(limits_prefix(plan, {}, by_shim=False) + announce(plan.layer))
+        # Dropping to the seat's uid takes the shim (it makes the bot's files reachable).
+        by_shim = plan.identity is not None
+        return Prefix(limits_prefix(plan, {}, by_shim=by_shim) + announce(plan.layer))
 
 
 KIND = Basic()

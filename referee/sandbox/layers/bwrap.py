@@ -60,23 +60,66 @@ class Bwrap:
 
     def launch_prefix(self, plan: LaunchPlan) -> Prefix:
         sh = plan.layer.tools["sh"]
-        prefix = [sh, "-c", _SH_STASH_STDIO, "sh", *limits_prefix(plan, {}, by_shim=False)]
+        # bwrap starts as the referee's user; as root it drops to the seat's uid at
+        # the end, inside the sandbox (see _bwrap_args).
+        limits = limits_prefix(plan._replace(identity=None), {}, by_shim=False)
+        prefix = [sh, "-c", _SH_STASH_STDIO, "sh", *limits]
         prefix += _bwrap_args(plan)
         pass_fds: tuple[int, ...] = ()
         if plan.layer.seccomp:
             pass_fds = (seccomp_pipe(),)
             prefix[-1:-1] = ["--seccomp", str(pass_fds[0])]  # before bwrap's "--"
+        if plan.identity is not None:
+            if "setpriv" not in plan.layer.tools:
+                raise SandboxError("bwrap as root needs util-linux setpriv to drop privileges")
+            uid, gid = plan.identity
+            prefix += [
+                plan.layer.tools["setpriv"],
+                f"--reuid={uid}",
+                f"--regid={gid}",
+                "--clear-groups",
+                "--inh-caps=-all",
+                "--ambient-caps=-all",
+                "--bounding-set=-all",
+                "--",
+            ]
         prefix += [sh, "-c", _SH_RESTORE_STDIO, "sh"]
         return Prefix(prefix, pass_fds)
 
 
+# Directories the sandbox already has, with permissions of their own.
+_MADE = ("/", "/tmp", "/usr", "/dev", "/proc")
+
+
+def _parents(paths: list[str]) -> list[str]:
+    """The directories above ``paths`` that bwrap would make, parents first."""
+    found: set[str] = set()
+    for path in paths:
+        parts = path.strip("/").split("/")
+        for i in range(1, len(parts)):
+            found.add("/" + "/".join(parts[:i]))
+    return sorted(
+        (p for p in found if p not in _MADE and not p.startswith("/usr/")),
+        key=lambda p: (p.count("/"), p),
+    )
+
+
 def _bwrap_args(plan: LaunchPlan) -> list[str]:
     layer = plan.layer
+    if plan.identity is None:
+        # The bot keeps the referee's (unprivileged) uid, in a user namespace of its own
+        # where it may not make another.
+        unshare = ["--unshare-all", "--unshare-user", "--disable-userns"]
+    else:
+        # As root, bwrap makes the namespaces without a user namespace (one would map
+        # the bot to root), binds what the bot needs while it still can read it, and
+        # setpriv drops to the seat's uid last; the directories bwrap makes on the way
+        # to a bound path are open to that uid.
+        unshare = ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts"]
+        unshare += ["--unshare-cgroup-try"]
     args = [
         layer.tools["bwrap"],
-        "--unshare-all",
-        "--unshare-user",
-        "--disable-userns",
+        *unshare,
         "--die-with-parent",
         # No --new-session: the referee already made the bot a session leader, and a
         # new session would put the sandbox's pid 1 out of reach of killpg.
@@ -89,13 +132,20 @@ def _bwrap_args(plan: LaunchPlan) -> list[str]:
     sized = ["--size", size] if "tmpfs" in layer.isolation else []
     # --dev gives an unsized /dev/shm (whose pages a bot could fill outside its RSS),
     # so both writable tmpfs get their own size.
-    args += [*sized, "--tmpfs", "/dev/shm", *sized, "--tmpfs", "/tmp"]
+    # Open to every uid like the host's (the bot's own uid differs from bwrap's as root).
+    perms = ["--perms", "1777"]
+    args += [*perms, *sized, "--tmpfs", "/dev/shm", *perms, *sized, "--tmpfs", "/tmp"]
     args += ["--ro-bind", "/usr", "/usr"]
     for top in TOP_LEVEL_SYSTEM:
         if os.path.islink(top):
             args += ["--symlink", os.readlink(top), top]
         elif os.path.isdir(top):
             args += ["--ro-bind", top, top]
+    if plan.identity is not None:
+        # bwrap makes the directories on the way to a bound path closed to others:
+        # make them first, open to the seat's uid.
+        for path in _parents([*etc_paths(), *plan.ro_paths, str(plan.scratch)]):
+            args += ["--perms", "0755", "--dir", path]
     for etc in etc_paths():
         args += ["--ro-bind", etc, etc]
     scratch_s = str(plan.scratch)
