@@ -80,6 +80,7 @@ SCENARIOS = (
     "startup",
     "kaggle",
     "tournament",
+    "league",
     "cluster",
     "iocaine",
     "profile",
@@ -977,6 +978,60 @@ def scenario_tournament(rep: Report, args: argparse.Namespace) -> None:
         )
 
 
+# The league whose CPU the league scenario splits: the Python sample bots, on the
+# helper (sample_bots/python/chaosbot.py), from trivial (rock) to Iocaine.
+LEAGUE_BOTS = ("random", "rock", "cycler", "frequency", "markov", "iocaine", "trickster", "sceptic")
+
+
+def scenario_league(rep: Report, args: argparse.Namespace) -> None:
+    """Where a sample-bot league's CPU goes, as `referee tournament --json` reports it."""
+    bots = LEAGUE_BOTS[:4] if args.quick else LEAGUE_BOTS
+    what = f"league CPU, {len(bots)} Python sample bots"
+    rounds = 1_000 if args.quick else 10_000
+    tmp = Path(tempfile.mkdtemp(prefix="bench-league-"))
+    try:
+        cmd = [PY, "-m", "referee", "tournament", *bots, "--legs", "1", "--finalists", "0"]
+        cmd += ["--rounds", str(rounds), "--seed", "1", "-j", "2", "--out", str(tmp / "out")]
+        done = subprocess.run(
+            [*cmd, "--json", "--quiet"],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            env=ENV,
+            timeout=1800,
+        )
+        if done.returncode != 0:
+            rep.skip(what, f"tournament exited {done.returncode}: {done.stderr.strip()[-300:]}")
+            return
+        timing = json.loads(done.stdout)["timing"]
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    cpu = timing["cpu"]
+    total = cpu["total_s"]
+    parts = [
+        ("bots thinking", cpu["bots_thinking_s"]),
+        ("bot start-up (interpreter, imports, sandbox)", cpu["bots_startup_s"]),
+        ("referee rounds (replay records included)", cpu["referee_rounds_s"]),
+        ("referee set-up (spawn, handshake)", cpu["referee_setup_s"]),
+        ("referee scoring and teardown", cpu["referee_finish_s"]),
+        ("workers' own (imports, jobs, between matches)", cpu["workers_other_s"]),
+        ("coordinator", cpu["coordinator_s"]),
+    ]
+    split = "; ".join(f"{name} {v:.1f} s ({v / total:.0%})" for name, v in parts if v is not None)
+    share = cpu["bots_thinking_share"]
+    matches = cpu["matches"]
+    rep.add(
+        Row(
+            f"{what}: the bots' thinking / all CPU ({matches} matches of {rounds:,} rounds, -j 2)",
+            f"{share:.0%} of {total:.1f} s CPU in {timing['wall_s']:.0f} s: {split}; "
+            f"referee {cpu['referee_rounds_s'] / (matches * rounds) * 1e6:.0f} us a round, "
+            f"bots {cpu['bots_thinking_s'] / (2 * matches * rounds) * 1e6:.0f} us a move",
+            ">= 80%",
+            "n/a (--quick)" if args.quick else judge(share >= 0.8),
+        )
+    )
+
+
 def _one_cpu_match(rep: Report, what: str) -> None:
     """What -j 2 on two CPUs gives each match: one CPU. The C floor and the referee
     each confined to one, against the same two on the whole machine."""
@@ -1438,6 +1493,7 @@ RUNNERS: dict[str, Callable[[Report, argparse.Namespace], None]] = {
     "startup": scenario_startup,
     "kaggle": scenario_kaggle,
     "tournament": scenario_tournament,
+    "league": scenario_league,
     "cluster": scenario_cluster,
     "iocaine": scenario_iocaine,
     "profile": scenario_profile,

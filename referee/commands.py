@@ -111,6 +111,7 @@ def run_match(args: argparse.Namespace) -> int:
 
     from .bot_command import BotSpec, resolve_command
     from .errors import SandboxFailure, UsageError
+    from .games import GAMES
     from .match import MatchConfig, random_seed
     from .match import run_match as play_match
 
@@ -159,8 +160,8 @@ def run_match(args: argparse.Namespace) -> int:
 
         console = Console(stderr=True)
 
-        total = getattr(make_game(cfg, len(specs)), "rounds", 0)
-        with LiveProgress(console, total, labels) as live:
+        game = make_game(cfg, len(specs))
+        with LiveProgress(console, game.length(), labels, game.step_word) as live:
             return await play_match(specs, cfg, progress=live.update)
 
     try:
@@ -184,8 +185,9 @@ def run_match(args: argparse.Namespace) -> int:
         out.print(result_table(outcome))
         out.print(winner_line(outcome))
         rate = outcome.result.steps / outcome.play_s if outcome.play_s else 0.0
+        word = GAMES[outcome.header.game].step_word
         out.print(
-            f"{outcome.result.steps:,} rounds in {outcome.wall_s:.2f} s ({rate:,.0f} rounds/s)"
+            f"{outcome.result.steps:,} {word}s in {outcome.wall_s:.2f} s ({rate:,.0f} {word}s/s)"
             f", seed {seed}, containment {layer}"
         )
         for f in outcome.faults[:20]:

@@ -34,6 +34,8 @@ class FaultKind(enum.StrEnum):
     HANDSHAKE = "handshake"
     TOO_MANY_FAULTS = "too_many_faults"
     ESCAPED_PROCESS = "escaped_process"
+    DISK_LIMIT = "disk_limit"  # wrote more than --disk-mib (or too many entries)
+    CPU_SHARE = "cpu_share"  # computed beyond its share while its opponent thought
 
     # Not the bot's fault: the referee could not start or contain it.
     SANDBOX_ERROR = "sandbox_error"
@@ -54,6 +56,8 @@ PROCESS_LIMIT = FaultKind.PROCESS_LIMIT
 HANDSHAKE = FaultKind.HANDSHAKE
 TOO_MANY_FAULTS = FaultKind.TOO_MANY_FAULTS
 ESCAPED_PROCESS = FaultKind.ESCAPED_PROCESS
+DISK_LIMIT = FaultKind.DISK_LIMIT
+CPU_SHARE = FaultKind.CPU_SHARE
 SANDBOX_ERROR = FaultKind.SANDBOX_ERROR
 
 ROUND_FAULTS = frozenset({TIMEOUT, PROTOCOL_ERROR, ILLEGAL_MOVE})
@@ -68,6 +72,8 @@ FATAL_FAULTS = frozenset(
         CPU_LIMIT,
         OUTPUT_LIMIT,
         PROCESS_LIMIT,
+        DISK_LIMIT,
+        CPU_SHARE,
         HANDSHAKE,
         TOO_MANY_FAULTS,
         SANDBOX_ERROR,
@@ -90,6 +96,8 @@ STATUS_PRIORITY = (
     CPU_LIMIT,
     OUTPUT_LIMIT,
     PROCESS_LIMIT,
+    DISK_LIMIT,
+    CPU_SHARE,
     LINE_TOO_LONG,
     UNSOLICITED_OUTPUT,
     CLOSED_STDIN,

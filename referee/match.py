@@ -99,6 +99,14 @@ class PlayedMatch(msgspec.Struct):
     replay_hash: str
     play_s: float = 0.0  # first turn sent to last step resolved: the rate's denominator
     idle_poll: bool = False  # whether idle CPUs were kept polling (referee/wakeup.py)
+    # This process's CPU seconds in the match's three phases: the bots' spawn, the
+    # handshake and the scoring module's import; the rounds (their replay records
+    # included); scoring, the last records and the bots' teardown.
+    setup_cpu_s: float = 0.0
+    play_cpu_s: float = 0.0
+    finish_cpu_s: float = 0.0
+    # Each seat's CPU (its process tree) from its launch to its ready message.
+    bot_startup_cpu_s: list[float] = msgspec.field(default_factory=list)
 
 
 def random_seed() -> int:
@@ -175,8 +183,9 @@ class Match:
         self.mux: Multiplexer | None = None
         self.layer: sbx.Layer | None = None
         self.events: list[Event] = []
-        self.total_steps = getattr(self.game, "rounds", 0)
+        self.total_steps = self.game.length()
         self._next_watch = 0.0
+        self._fair: sbx.FairShare | None = None  # the CPU-share watchdog
         self._play_s = 0.0
         self._pinned_from: set[int] = set()  # the CPUs to give back after --pin-cpus
         self._one_cpu = False  # see _spawn_all
@@ -237,6 +246,7 @@ class Match:
         #   bot's turn leaves the caches cold, so the pair loop writes the records
         #   in batches, which is faster. The records, and their order, are the same.
         # - The bots ask for short time slices once they are up (_set_bot_slices).
+        self._fair = sbx.FairShare(len(self.seats), len(cpus))
         self._one_cpu = len(cpus) == 1
         self._record_batch = RECORD_BATCH if self._one_cpu else 1
         self.mux = Multiplexer([s.bot for s in self.seats if s.bot is not None], spin_s=spin_s)
@@ -481,6 +491,33 @@ class Match:
                     f"CPU time {usage.cpu_s:.1f} s > {limits.cpu_s:g} s",
                 )
                 over.append(seat)
+            elif s.scratch is not None and self.layer is not None:
+                private_tmp = "tmpfs" in self.layer.isolation
+                disk = sbx.disk_usage(s.scratch, usage.pids, private_tmp, limits.disk_files)
+                if disk.bytes > limits.disk_mib * 1024 * 1024 or disk.entries > limits.disk_files:
+                    self._fault(
+                        seat,
+                        step,
+                        faults.DISK_LIMIT,
+                        f"wrote {disk.bytes // (1024 * 1024)} MiB in {disk.entries} entries "
+                        f"(limits {limits.disk_mib} MiB, {limits.disk_files} entries)",
+                    )
+                    over.append(seat)
+        if self._fair is not None and step > 0:
+            # Each seat's CPU while an opponent still owes its move (docs/security.md);
+            # from the first turn on (start-up is no one's pondering).
+            live = [
+                not out[i] and s.bot is not None and not s.bot.exited
+                for i, s in enumerate(self.seats)
+            ]
+            for seat, detail in self._fair.observe(
+                now,
+                [s.cpu_s for s in self.seats],
+                [alive and bool(s.owed) for alive, s in zip(live, self.seats, strict=True)],
+            ):
+                if live[seat] and seat not in over:
+                    self._fault(seat, step, faults.CPU_SHARE, detail)
+                    over.append(seat)
         return over
 
     def _disqualify(self, seats: list[int], step: int) -> None:
@@ -897,6 +934,9 @@ class Match:
 
     async def run(self) -> PlayedMatch:
         started = time.monotonic()
+        cpu_started = time.process_time()
+        cpu_play = cpu_played = cpu_started
+        bot_startup: list[float] = []
         self._state = self.game.new_state(self.cfg.seed)
         result: GameResult | None = None
         header: Header | None = None
@@ -915,6 +955,12 @@ class Match:
             warm.start()
             failed = await self._handshake()
             warm.join()
+            # Where a league's CPU goes (referee tournament --json): what each bot
+            # spent to start (interpreter, imports, its sandbox) before it could play.
+            bot_startup = [
+                round(sbx.tree_cpu_s(s.bot.pid), 6) if s.bot is not None else 0.0
+                for s in self.seats
+            ]
             if self._one_cpu:  # the bots are up: their whole process trees are there
                 self._set_bot_slices(BOT_SLICE_NS)
             header = self._header()
@@ -923,8 +969,15 @@ class Match:
             if failed:
                 self._disqualify(failed, 0)
             play_started = time.monotonic()
+            cpu_play = time.process_time()
             await self._play()
             self._play_s = time.monotonic() - play_started
+            cpu_played = time.process_time()
+            # The bots' CPU while their trees are whole: what the exit status brings
+            # back can miss processes a sandbox layer reaps on its own.
+            for s in self.seats:
+                if s.bot is not None:
+                    s.cpu_s = max(s.cpu_s, sbx.tree_cpu_s(s.bot.pid))
             result = self.game.result(self._state)
         finally:
             if self._pinned_from:  # give this thread back its CPUs
@@ -956,6 +1009,7 @@ class Match:
         )
         self.writer.write(footer)
         self.writer.close()
+        cpu_ended = time.process_time()
         return PlayedMatch(
             header=header,
             result=result,
@@ -966,6 +1020,10 @@ class Match:
             play_s=self._play_s,
             replay_hash=self.writer.last_hash,
             idle_poll=idle_poll,
+            setup_cpu_s=round(cpu_play - cpu_started, 6),
+            play_cpu_s=round(cpu_played - cpu_play, 6),
+            finish_cpu_s=round(cpu_ended - cpu_played, 6),
+            bot_startup_cpu_s=bot_startup,
         )
 
 

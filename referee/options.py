@@ -80,6 +80,12 @@ def add_limit_arguments(p: argparse.ArgumentParser) -> None:
         help="RSS limit of a bot's whole process tree (default 1024)",
     )
     g.add_argument(
+        "--disk-mib",
+        type=positive_int,
+        metavar="MIB",
+        help="total size of a bot's scratch directory, /tmp and /dev/shm (default 256)",
+    )
+    g.add_argument(
         "--cpu-s",
         type=positive_float,
         metavar="S",
@@ -110,6 +116,8 @@ def sandbox_limits(args: argparse.Namespace, base: Any = None) -> Any:
     changes: dict[str, Any] = {}
     if getattr(args, "memory_mib", None) is not None:
         changes["memory_mib"] = args.memory_mib
+    if getattr(args, "disk_mib", None) is not None:
+        changes["disk_mib"] = args.disk_mib
     if getattr(args, "cpu_s", None) is not None:
         changes["cpu_s"] = args.cpu_s
     if changes:

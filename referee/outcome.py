@@ -40,6 +40,12 @@ class RefereeUsage(msgspec.Struct):
     user_s: float = 0.0
     system_s: float = 0.0
     idle_poll: bool = False  # whether idle CPUs were kept polling (referee/wakeup.py)
+    # This match's share of that CPU by phase, and each bot's start-up CPU (see
+    # referee.match.PlayedMatch): a league adds them up to say where its CPU went.
+    setup_cpu_s: float = 0.0
+    play_cpu_s: float = 0.0
+    finish_cpu_s: float = 0.0
+    bot_startup_cpu_s: list[float] = msgspec.field(default_factory=list)
 
 
 class MatchOutcome(msgspec.Struct):
@@ -94,7 +100,13 @@ def outcome_of(played: Any) -> MatchOutcome:
         containment=header.containment,
         seats=seats,
         referee=RefereeUsage(
-            peak_rss_kib=own_peak_rss_kib(), **own_cpu_s(), idle_poll=played.idle_poll
+            peak_rss_kib=own_peak_rss_kib(),
+            **own_cpu_s(),
+            idle_poll=played.idle_poll,
+            setup_cpu_s=played.setup_cpu_s,
+            play_cpu_s=played.play_cpu_s,
+            finish_cpu_s=played.finish_cpu_s,
+            bot_startup_cpu_s=played.bot_startup_cpu_s,
         ),
     )
 

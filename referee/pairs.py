@@ -255,12 +255,14 @@ class PairSession:
 
         async def play(pair: int, leg: str) -> None:
             confine = len(self.playing) >= executor.size
-            outcome = await executor.submit(self.job(pair, leg, confine))
+            try:
+                outcome = await executor.submit(self.job(pair, leg, confine))
+            finally:
+                self.playing.discard((pair, leg))
             replay = self._finish_replay(outcome, pair, leg)
             rec = record_of(pair, leg, self.opponent_of(pair), outcome, replay)
             self._append(rec)
             self.records[(pair, leg)] = rec
-            self.playing.discard((pair, leg))
             if on_match is not None:
                 on_match(rec)
             self._advance(stop, max_pairs)

@@ -400,3 +400,77 @@ def test_helper_reads_compact_and_spaced_turns_alike(name: str, tmp_path: Path) 
     assert [r.get("shadow_move") for r in compact] == [r.get("shadow_move") for r in spaced]
     # Not a vacuous comparison: a bot whose moves never vary would pass it anyway.
     assert len({r["real_move"] for r in compact}) > 1
+
+
+# -- the champion in-process ----------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def champ():
+    """The champion and the classic bots it is tested against, as modules."""
+    sys.path.insert(0, str(PY_BOTS))
+    try:
+        names = ["chaosbot", "champion", "rock", "random_bot", "beatlast", "markov", "mixed"]
+        yield {name: importlib.import_module(name) for name in names}
+    finally:
+        sys.path.remove(str(PY_BOTS))
+
+
+@pytest.mark.parametrize("game", ["chaos", "roshambo"])
+def test_champion_is_deterministic_for_a_seed(champ, game: str) -> None:
+    cb, cls = champ["chaosbot"], champ["champion"].Champion
+    other = champ["mixed"].Mixed
+    runs = [cb.play(cls, other, game=game, rounds=400, seeds=(5, 6)) for _ in range(2)]
+    assert runs[0]["real"] == runs[1]["real"] and runs[0]["shown"] == runs[1]["shown"]
+
+
+@pytest.mark.parametrize(
+    "opponent,cls_name",
+    [("markov", "Markov"), ("mixed", "Mixed")],
+)
+def test_champion_beats_classic_bots_in_roshambo(champ, opponent: str, cls_name: str) -> None:
+    cb, cls = champ["chaosbot"], champ["champion"].Champion
+    other = getattr(champ[opponent], cls_name)
+    for seat in (0, 1):
+        pair = (cls, other) if seat == 0 else (other, cls)
+        result = cb.play(*pair, game="roshambo", rounds=1000, seeds=(3, 4))
+        assert result["points"][seat] > 100, f"champion vs {opponent}, seat {seat}: {result}"
+
+
+@pytest.mark.parametrize("opponent,cls_name", [("rock", "Rock"), ("random_bot", "RandomBot")])
+def test_champion_spends_nothing_on_bots_that_ignore_history(
+    champ, opponent: str, cls_name: str
+) -> None:
+    cb, cls = champ["chaosbot"], champ["champion"].Champion
+    result = cb.play(cls, getattr(champ[opponent], cls_name), game="chaos", rounds=2000)
+    assert result["spent"][0] == 0, result["spent"]
+
+
+def test_champion_deceives_a_reactive_bot_paced_and_profitably(champ) -> None:
+    cb, cls = champ["chaosbot"], champ["champion"].Champion
+    rounds = 2000
+    result = cb.play(cls, champ["beatlast"].BeatLast, game="chaos", rounds=rounds, seeds=(1, 2))
+    spends = [
+        t
+        for t, (real, shown) in enumerate(zip(result["real"], result["shown"], strict=True))
+        if real[0] != shown[0]
+    ]
+    assert len(spends) >= 25, f"beat-last reacts to every shown move: spend on it ({spends})"
+    # Paced over the match: not all in the first rounds.
+    assert sum(t < rounds // 5 for t in spends) <= 15, spends
+    # The round after a shadow: beat-last answered the fake, and the champion beat that.
+    after = [cb.outcome(*result["real"][t + 1]) for t in spends if t + 1 < rounds]
+    assert sum(after) >= 0.9 * len(after), after
+
+
+def test_champion_timing_entry_point() -> None:
+    proc = subprocess.run(
+        [sys.executable, str(PY_BOTS / "champion.py"), "--selftest-timing", "1000"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    found = re.search(r"median ([0-9.]+) us\s+p99 ([0-9.]+) us", proc.stdout)
+    assert found is not None, proc.stdout
+    assert all(0 < float(x) < 50_000 for x in found.groups()), proc.stdout

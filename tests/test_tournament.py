@@ -88,6 +88,14 @@ def test_eight_bot_league(tmp_path: Path) -> None:
     results = json.loads((out / "results.json").read_text())
     pool = [m for m in results["matches"] if m["stage"] == "pool"]
     assert len(pool) == 8 * 7  # double round robin
+    # Where the league's CPU went: every part measured, the parts add up to the total.
+    cpu = brief["timing"]["cpu"]
+    assert cpu["matches"] == len(results["matches"])
+    parts = ["bots_thinking_s", "bots_startup_s", "referee_rounds_s", "referee_setup_s",
+             "referee_finish_s", "workers_other_s", "coordinator_s"]  # fmt: skip
+    assert all(cpu[k] > 0 for k in parts), cpu
+    assert abs(sum(cpu[k] for k in parts) - cpu["total_s"]) < 0.01, cpu
+    assert 0 < cpu["bots_thinking_share"] < 1, cpu
     pairs = {tuple(m["bots"]) for m in pool}
     assert len(pairs) == 56  # every ordered pair: seats swapped in leg 2
     rounds = results["bracket"]["rounds"]

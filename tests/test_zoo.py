@@ -300,6 +300,12 @@ def _check(run: Run, expect: Expect) -> None:
     assert run.result is not None, f"{run.error}\nreferee stderr:\n{run.stderr}"
     result = run.result
     assert result["containment"]["layer"] == run.layer.name
+    # The record names who the bots ran as, and that they held no capability.
+    uids = result["containment"]["bot_uids"]
+    assert result["containment"]["capabilities"] == []
+    assert len(uids) == 2 and 0 not in uids, uids
+    if os.geteuid() == 0:
+        assert uids[0] != uids[1], uids  # a uid of its own per bot
     seat = next(s for s in result["seats"] if s["seat"] == 0)
     verdict = seat["verdict"]
     context = f"verdict: {json.dumps(verdict, indent=1)[:3000]}"

@@ -5,7 +5,8 @@ plays the same matches (every game, and the faults: timeouts, protocol errors,
 illegal moves, disqualifications, crashes, a failed handshake) with fixed seeds:
 
     python tools/replay_compare.py record DIR      # replays and --json results in DIR
-    python tools/replay_compare.py compare OLD NEW # line by line, timing fields aside
+    python tools/replay_compare.py compare OLD NEW [KEY...] # line by line, timing
+        fields aside (and the fields named KEY, e.g. containment after a change to it)
     python tools/replay_compare.py fixtures DIR OUT # small replays for tests/fixtures
 
 Timing fields (latencies, clocks, durations, CPU and memory measurements, the hash
@@ -109,9 +110,12 @@ def record(out: Path) -> None:
         print(f"{name}: exit {done.returncode}", file=sys.stderr)
 
 
+IGNORED: set[str] = set()
+
+
 def _strip(value: Any) -> Any:
     if isinstance(value, dict):
-        return {k: _strip(v) for k, v in value.items() if k not in TIMING_KEYS}
+        return {k: _strip(v) for k, v in value.items() if k not in TIMING_KEYS | IGNORED}
     if isinstance(value, list):
         return [_strip(v) for v in value]
     if isinstance(value, str):
@@ -123,6 +127,19 @@ def _lines(path: Path) -> list[Any]:
     if not path.exists():
         return []
     return [_strip(json.loads(line)) for line in path.read_text().splitlines() if line.strip()]
+
+
+def first_difference(a: Any, b: Any, path: str = "") -> str:
+    """Where two JSON values first differ, with both values there."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        for key in list(a) + [k for k in b if k not in a]:
+            if a.get(key) != b.get(key):
+                return first_difference(a.get(key), b.get(key), f"{path}.{key}")
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            if x != y:
+                return first_difference(x, y, f"{path}[{i}]")
+    return f"{path or '(top)'}: before {a!r:.300}, after {b!r:.300}"
 
 
 def compare(old: Path, new: Path) -> int:
@@ -140,7 +157,7 @@ def compare(old: Path, new: Path) -> int:
                 print(f"{name}: {len(a)} lines before, {len(b)} after")
             for i, (x, y) in enumerate(zip(a, b, strict=False), start=1):
                 if x != y:
-                    print(f"{name}: line {i} differs\n  before {x}\n  after  {y}")
+                    print(f"{name}: line {i}: {first_difference(x, y)}")
                     break
         else:
             print(f"{name}: {a!r} before, {b!r} after")
@@ -189,7 +206,8 @@ def main() -> int:
     if len(sys.argv) == 3 and sys.argv[1] == "record":
         record(Path(sys.argv[2]))
         return 0
-    if len(sys.argv) == 4 and sys.argv[1] == "compare":
+    if len(sys.argv) >= 4 and sys.argv[1] == "compare":
+        IGNORED.update(sys.argv[4:])
         return compare(Path(sys.argv[2]), Path(sys.argv[3]))
     print(__doc__, file=sys.stderr)
     return 2

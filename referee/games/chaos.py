@@ -25,6 +25,7 @@ Rules as implemented (see protocol/README.md for the bot's view):
 
 from __future__ import annotations
 
+import random
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any, ClassVar, Literal
@@ -185,6 +186,13 @@ class ChaosLeague(Game[ChaosState]):
     default_tokens: ClassVar[int] = 50
     moves: tuple[str, ...] = MOVES
     pair_every_step: ClassVar[bool] = True
+    ranking_keys: ClassVar[tuple[str, str] | None] = ("final", "standard")
+    score_labels: ClassVar[dict[str, str]] = {
+        "final": "Final",
+        "standard": "Standard (70%)",
+        "anti_exploitation": "Anti-exploit (20%)",
+        "deception_efficiency": "Deception (10%)",
+    }
 
     def __init__(self, rounds: int | None = None, tokens: int | None = None) -> None:
         self.seats = 2
@@ -216,6 +224,9 @@ class ChaosLeague(Game[ChaosState]):
 
     def warm_up(self) -> None:
         from . import chaos_scoring  # noqa: F401 (imports numpy)
+
+    def length(self) -> int:
+        return self.rounds
 
     def params(self) -> dict[str, Any]:
         return {"rounds": self.rounds, "tokens": self.tokens, "moves": list(self.moves)}
@@ -282,6 +293,13 @@ class ChaosLeague(Game[ChaosState]):
             if action.shadow_move not in self._move_set:
                 return illegal(f"shadow_move {action.shadow_move!r} is not a move of this game")
         return None
+
+    def random_action(self, state: ChaosState, seat: int, rng: random.Random) -> Action:
+        moves: list[Any] = list(self.moves)
+        move = rng.choice(moves)
+        if state.tokens[seat] and rng.random() < 0.1:
+            return Action(real_move=move, shadow_request=True, shadow_move=rng.choice(moves))
+        return Action(real_move=move, round=state.step if rng.random() < 0.5 else None)
 
     def resolve(self, state: ChaosState, actions: Sequence[Any | None]) -> Outcome:
         a0, a1 = actions

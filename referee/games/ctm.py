@@ -26,6 +26,8 @@ reveal.
 from __future__ import annotations
 
 import functools
+import hashlib
+import random
 from collections.abc import Sequence
 from typing import Any, ClassVar, Literal
 
@@ -278,6 +280,25 @@ class Ctm(Game[CtmState]):
         if choice_commitment(action.choice, salt) != committed:
             return illegal("choice and salt do not match the choice commitment")
         return None
+
+    def random_action(self, state: CtmState, seat: int, rng: random.Random) -> Action:
+        # A reveal must match its commitment: both come from a secret derived from
+        # the seat and the game under way, so nothing needs remembering in between.
+        secret = hashlib.sha256(f"random-action:{seat}:{state.game}".encode()).digest()
+        left = secret[0] % 3
+        right = (left + 1 + secret[1] % 2) % 3
+        choice = secret[2] % 2
+        salt = secret  # 32 bytes
+        phase = PHASES[state.phase]
+        if phase == "commit_hands":
+            return Action(commitment=hands_commitment(left, right, salt))
+        if phase == "reveal_hands":
+            return Action(hands=[left, right], salt=salt.hex())
+        if phase == "commit_choice":
+            return Action(commitment=choice_commitment(choice, salt))
+        return Action(
+            choice=choice, salt=salt.hex(), step=state.step if rng.random() < 0.5 else None
+        )
 
     def resolve(self, state: CtmState, actions: Sequence[Any | None]) -> Outcome:
         phase = PHASES[state.phase]

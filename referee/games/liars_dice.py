@@ -27,6 +27,7 @@ protocol/games/liars_dice.md):
 
 from __future__ import annotations
 
+import random
 from collections.abc import Sequence
 from typing import Any, ClassVar, Literal
 
@@ -251,6 +252,20 @@ class LiarsDice(Game[LiarsDiceState]):
         if action.move == "spot_on_gain_one" and state.dice_counts[seat] >= self.dice:
             return illegal(f"spot_on_gain_one needs fewer than {self.dice} dice")
         return None
+
+    def random_action(self, state: LiarsDiceState, seat: int, rng: random.Random) -> Action:
+        total = sum(state.dice_counts)
+        last = weight(state.bids[-1].quantity, state.bids[-1].face) if state.bids else 0
+        raises = [
+            (q, f) for q in range(1, total + 1) for f in range(1, FACES + 1) if weight(q, f) > last
+        ]
+        if raises and (not state.bids or rng.random() < 0.7):
+            q, f = rng.choice(raises)
+            return Action(move="bid", quantity=q, face=f)
+        calls: list[Move] = ["liar", "spot_on_lose_two"]
+        if state.dice_counts[seat] < self.dice:
+            calls.append("spot_on_gain_one")
+        return Action(move=rng.choice(calls))
 
     def resolve(self, state: LiarsDiceState, actions: Sequence[Any | None]) -> Outcome:
         seat = state.turn

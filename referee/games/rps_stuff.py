@@ -23,6 +23,7 @@ protocol/games/rps_stuff.md):
 
 from __future__ import annotations
 
+import random
 from collections.abc import Sequence
 from math import sqrt
 from typing import Any, ClassVar, Literal
@@ -162,6 +163,7 @@ class RpsState:
 
 class RockPaperStuff(Game[RpsState]):
     name: ClassVar[str] = "rps_stuff"
+    tiebreak: ClassVar[tuple[str, bool] | None] = ("deviance", True)
     title: ClassVar[str] = "Rock Paper Stuff (Spector: balance five kinds by trading)"
     action_type: ClassVar[type[msgspec.Struct]] = Action
     observation_type: ClassVar[type[msgspec.Struct]] = Turn
@@ -240,6 +242,10 @@ class RockPaperStuff(Game[RpsState]):
                     f"the skin would be {size} bytes of JSON, the limit is {self.skin_bytes}"
                 )
         return None
+
+    def random_action(self, state: RpsState, seat: int, rng: random.Random) -> Action:
+        skin = {"mood": rng.choice(("calm", "bold"))} if rng.random() < 0.2 else None
+        return Action(play=rng.choice(KINDS), skin=skin)  # type: ignore[arg-type]
 
     def resolve(self, state: RpsState, actions: Sequence[Any | None]) -> Trade:
         assert state.pair is not None

@@ -48,6 +48,8 @@ from .base import (
     SandboxError,
 )
 from .choose import choose_layer
+from .disk import DiskUsage, disk_usage
+from .fairness import FairShare
 from .identity import lease_uid, release_uid
 from .launch import containment_record, prepare_launch
 from .paths import landlock_abi
@@ -57,6 +59,7 @@ from .proctree import (
     enable_subreaper,
     kill_tree,
     sweep_escaped,
+    tree_cpu_s,
     tree_usage,
 )
 from .registry import LAYERS, SANDBOX_CHOICES
@@ -74,7 +77,10 @@ __all__ = [
     "Limits",
     "SandboxError",
     "TreeUsage",
+    "DiskUsage",
+    "FairShare",
     "after_spawn",
+    "disk_usage",
     "choose_layer",
     "containment_record",
     "enable_subreaper",
@@ -87,5 +93,6 @@ __all__ = [
     "slice_tree",
     "spread_tree",
     "sweep_escaped",
+    "tree_cpu_s",
     "tree_usage",
 ]

@@ -81,6 +81,10 @@ class Limits(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     # exempts root), on top of the uid's current count. The driver can also compare
     # ``len(tree_usage(pid).pids)`` against it.
     processes: int = 256
+    # The bot's writable space (scratch directory, and bwrap's /tmp and /dev/shm):
+    # total size and number of entries, enforced by the referee's watchdog.
+    disk_mib: int = 256
+    disk_files: int = 16384
     # When the referee runs as root, each bot runs as its own uid (and gid) from
     # uid_first .. uid_first + uid_count - 1 (sandbox/identity.py).
     uid_first: int = 61000

@@ -122,6 +122,33 @@ def tree_usage(pid: int) -> TreeUsage:
     return TreeUsage(rss_pages * _PAGE_KIB, ticks / _CLK_TCK, pids)
 
 
+def tree_cpu_s(pid: int) -> float:
+    """CPU seconds ``pid`` and its descendants have used so far, to the
+    nanosecond where the kernel keeps scheduler statistics (each live thread's
+    run time), else in clock ticks; children already reaped count in ticks
+    either way. Never raises."""
+    ns = 0
+    ticks = 0
+    for p in descendants(pid):
+        fields = _stat_fields(p)
+        if fields is None or len(fields) < 15:
+            continue
+        # cutime and cstime (fields 16-17 of stat): children this one has reaped.
+        ticks += int(fields[13]) + int(fields[14])
+        run_ns = 0
+        for tid in _tids(p):
+            stat = _read(f"/proc/{p}/task/{tid}/schedstat", single=True).split()
+            if not stat:
+                run_ns = -1
+                break
+            run_ns += int(stat[0])
+        if run_ns >= 0:
+            ns += run_ns
+        else:  # no scheduler statistics here: the process's own ticks
+            ticks += int(fields[11]) + int(fields[12])
+    return ns / 1e9 + ticks / _CLK_TCK
+
+
 # PF_EXITING from the kernel's sched.h: the task is inside do_exit().
 _PF_EXITING = 0x4
 

@@ -64,8 +64,8 @@ def exclusive(data_dir: Path) -> Iterator[None]:
 def seed_samples(store: Any, cfg: Any) -> None:
     """The config's sample bots as versions of bots without an owner; a sample whose
     files changed since the last start gets a new version."""
-    from ..errors import UsageError
     from ..bot_command import file_digest, resolve_command
+    from ..errors import UsageError
 
     for entry in cfg.bot:
         try:

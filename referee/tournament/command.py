@@ -57,6 +57,7 @@ _RESULT_OPTIONS = (
     "sandbox",
     "memory_mib",
     "cpu_s",
+    "disk_mib",
     "out",
 )
 
@@ -204,6 +205,8 @@ def _overridden(cfg: TournamentConfig, args: argparse.Namespace) -> TournamentCo
         limits["memory_mib"] = args.memory_mib
     if args.cpu_s is not None:
         limits["cpu_s"] = math.ceil(args.cpu_s)
+    if args.disk_mib is not None:
+        limits["disk_mib"] = args.disk_mib
     if pool:
         changes["pool"] = msgspec.structs.replace(cfg.pool, **pool)
     if finals:
@@ -447,6 +450,9 @@ def _play(
     idle_poll = not args.no_idle_poll and idle_poll_for(jobs, executor is not None)
     runner = Runner(store, resolved, out_dir, idle_poll=idle_poll)
     runner.load()
+    # Local workers are this process's children: their CPU, and their bots', comes
+    # back with them. A cluster's workers run elsewhere.
+    local_workers = executor is None
     if executor is None:
         executor = ProcessExecutor(jobs, out_dir / "logs", share_cpus=not args.no_pin_cpus)
     live = show and console.is_terminal
@@ -503,8 +509,9 @@ def _play(
             raise CliError(f"{failed[0]}; {hint}", EXIT_INTERNAL) from None
         raise
     wall = time.monotonic() - started
+    cpu = _league_cpu(runner.outcomes_here, local_workers)
     if runner.table_size is not None:
-        return _finish_tables(runner, resolved, out_dir, wall, args, show)
+        return _finish_tables(runner, resolved, out_dir, wall, args, show, cpu)
 
     standings = rank_pool(runner.names, runner.pool_played())
     summary = write_exports(
@@ -528,7 +535,41 @@ def _play(
         for s in faulty:
             out.print(f"faults: {s.name}: {s.faults} in the pool ({s.disqualified} disqualified)")
         out.print(f"{len(summary['matches'])} matches in {wall:.1f} s; results in {out_dir}/")
+        out.print(_cpu_line(cpu), highlight=False)
+    summary["timing"]["cpu"] = cpu
     return _print_brief(summary, out_dir, args)
+
+
+def _league_cpu(outcomes: list[Any], local_workers: bool) -> dict[str, Any]:
+    """This run's CPU, split (referee/tournament/cpu.py); read once every worker
+    has exited and been reaped."""
+    import resource
+
+    from .cpu import league_cpu
+
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return league_cpu(
+        outcomes,
+        own.ru_utime + own.ru_stime,
+        kids.ru_utime + kids.ru_stime if local_workers else None,
+    )
+
+
+def _cpu_line(cpu: dict[str, Any]) -> str:
+    total = cpu["total_s"] or 1.0
+    parts = [
+        ("bots thinking", cpu["bots_thinking_s"]),
+        ("bot start-up", cpu["bots_startup_s"]),
+        ("referee rounds", cpu["referee_rounds_s"]),
+        ("referee set-up", cpu["referee_setup_s"]),
+        ("scoring and teardown", cpu["referee_finish_s"]),
+        ("workers", cpu["workers_other_s"]),
+        ("coordinator", cpu["coordinator_s"]),
+    ]
+    return f"CPU {cpu['total_s']:.1f} s: " + ", ".join(
+        f"{name} {value:.1f} s ({value / total:.0%})" for name, value in parts if value is not None
+    )
 
 
 def _print_brief(summary: dict[str, Any], out_dir: Path, args: argparse.Namespace) -> int:
@@ -549,6 +590,7 @@ def _finish_tables(
     wall: float,
     args: argparse.Namespace,
     show: bool,
+    cpu: dict[str, Any],
 ) -> int:
     """Exports and summary of a table league (a game of more than two players)."""
     from rich.console import Console
@@ -565,4 +607,6 @@ def _finish_tables(
             if s.faults:
                 out.print(f"faults: {s.name}: {s.faults} ({s.disqualified} disqualified)")
         out.print(f"{len(summary['matches'])} tables in {wall:.1f} s; results in {out_dir}/")
+        out.print(_cpu_line(cpu), highlight=False)
+    summary["timing"]["cpu"] = cpu
     return _print_brief(summary, out_dir, args)

@@ -58,6 +58,7 @@ class LimitsConfig(_Strict):
     sandbox: str = "auto"
     memory_mib: int = 1024
     cpu_s: int = 600
+    disk_mib: int = 256
 
 
 class TournamentConfig(_Strict):
@@ -175,8 +176,8 @@ def validate(cfg: TournamentConfig) -> None:
     lim = cfg.limits
     if lim.move_timeout <= 0 or lim.handshake_timeout <= 0 or lim.time_bank < 0:
         raise ConfigError("limits: timeouts must be > 0 and time_bank >= 0")
-    if lim.max_faults < 1 or lim.memory_mib < 1 or lim.cpu_s < 1:
-        raise ConfigError("limits: max_faults, memory_mib and cpu_s must be >= 1")
+    if lim.max_faults < 1 or lim.memory_mib < 1 or lim.cpu_s < 1 or lim.disk_mib < 1:
+        raise ConfigError("limits: max_faults, memory_mib, cpu_s and disk_mib must be >= 1")
     names = [b.name for b in cfg.bot]
     if len(names) < 2:
         raise ConfigError(f"a tournament needs at least 2 bots, {len(names)} given")

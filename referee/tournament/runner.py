@@ -39,6 +39,9 @@ class Runner:
         from ..match import derive_seed
 
         self.store = store
+        # The matches this run played (not those a resumed league loaded): their
+        # CPU is what this run's processes spent.
+        self.outcomes_here: list[MatchOutcome] = []
         # Whether matches keep idle CPUs polling (referee/wakeup.py): speed only.
         self.idle_poll = idle_poll
         self.cfg = resolved
@@ -253,7 +256,7 @@ class Runner:
 
         lim = self.cfg.limits
         limits = msgspec.structs.replace(
-            sandbox.Limits(), memory_mib=lim.memory_mib, cpu_s=lim.cpu_s
+            sandbox.Limits(), memory_mib=lim.memory_mib, cpu_s=lim.cpu_s, disk_mib=lim.disk_mib
         )
         cfg = MatchConfig(
             game=self.cfg.game,
@@ -316,6 +319,7 @@ class Runner:
                 # tournament in different places compare equal.
                 outcome.replay = os.path.relpath(final, self.out_dir)
             self.store.record(plan, outcome)
+            self.outcomes_here.append(outcome)
             del self.in_flight[plan.id]
             self._note(plan, outcome)
             self.work_done_here += plan.rounds or self._default_steps

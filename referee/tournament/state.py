@@ -17,6 +17,7 @@ from typing import Any
 
 import msgspec
 
+from ..games import GAMES
 from ..outcome import MatchOutcome, SeatOutcome, decode_outcome
 from .config import Resolved
 from .schedule import MatchPlan, Played, TablePlayed
@@ -227,9 +228,11 @@ def _now() -> str:
 
 
 def played_of(plan: MatchPlan, outcome: MatchOutcome) -> Played:
-    """The schedule's view of a finished match. The ranking score is "final" for
-    Chaos League (else the game's first score), the second key "standard"."""
+    """The schedule's view of a finished match: the two scores the game ranks by
+    (its ``ranking_keys``; the first score where it names none)."""
     seats = outcome.seats
+    game = GAMES.get(outcome.game)
+    first_key, second_key = (game.ranking_keys if game is not None else None) or ("", "")
 
     def score(seat: SeatOutcome, key: str) -> float:
         scores = seat.scores
@@ -241,23 +244,20 @@ def played_of(plan: MatchPlan, outcome: MatchOutcome) -> Played:
     return Played(
         id=plan.id,
         seats=(plan.seats[0], plan.seats[1]),
-        final=(score(seats[0], "final"), score(seats[1], "final")),
-        standard=(score(seats[0], "standard"), score(seats[1], "standard")),
+        final=(score(seats[0], first_key), score(seats[1], first_key)),
+        standard=(score(seats[0], second_key), score(seats[1], second_key)),
         winner=plan.seats[winner_seat] if isinstance(winner_seat, int) else None,
         faults=(_faults(seats[0]), _faults(seats[1])),
         disqualified=(_dq(seats[0]), _dq(seats[1])),
     )
 
 
-# The score that splits bots level on mean placement, and whether lower is better.
-TABLE_TIEBREAK: dict[str, tuple[str, bool]] = {"rps_stuff": ("deviance", True)}
-
-
 def tiebreak_of(game: str, outcome: MatchOutcome | None = None) -> tuple[str, bool]:
-    """(score key, lower is better) of a table game's tie-break: as listed above,
-    else the game's first score, higher better."""
-    if game in TABLE_TIEBREAK:
-        return TABLE_TIEBREAK[game]
+    """(score key, lower is better) of a table game's tie-break: the game's own
+    ``tiebreak``, else its first score, higher better."""
+    cls = GAMES.get(game)
+    if cls is not None and cls.tiebreak is not None:
+        return cls.tiebreak
     if outcome is not None:
         scores = outcome.seats[0].scores
         return next(iter(scores), ""), False

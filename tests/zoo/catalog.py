@@ -240,6 +240,13 @@ ZOO: tuple[ZooBot, ...] = (
     # come from the containment, not the clock.
     ZooBot("shm_hog", _py("shm_hog.py"), _shm, referee_args=_SLOW_MOVE),
     ZooBot(
+        "disk_hog",
+        _py("disk_hog.py"),
+        _always(fatal("disk_limit", round=None)),
+        referee_args=("--disk-mib", "16", "--rounds", "200"),
+        note="a thread writes 96 MiB into the scratch directory while the bot answers",
+    ),
+    ZooBot(
         "fork_bomb",
         _py("fork_bomb.py"),
         _always(fatal("memory_limit", "timeout", round=None)),
