@@ -43,9 +43,13 @@ def test_ladder_on_a_dask_cluster(cluster: Cluster, tmp_path: Path) -> None:
         # their own caches: that is where its matches were played.
         unpacked = [p for home in cluster.homes for p in (home / "cache").rglob("minimal_c")]
         assert unpacked, "no worker unpacked c-bot"
-        board = server.json("/api/leaderboard")
-        c_bot = next(e for e in board["entries"] if e["bot"] == "c-bot")
-        assert c_bot["games"] >= 1
+
+        def c_bot_rated() -> bool:
+            board = server.json("/api/leaderboard")
+            return any(e["bot"] == "c-bot" and e["games"] >= 1 for e in board["entries"])
+
+        # The ratings are refreshed just after a match is recorded.
+        wait_for(c_bot_rated, 60, "c-bot rated on the leaderboard")
         match = server.json("/api/matches?kind=ladder&status=done&limit=1")[0]
         replay = server.get(f"/matches/{match['id']}/replay.jsonl")
         assert replay.status_code == 200 and replay.text.count("\n") >= 200

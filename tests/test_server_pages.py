@@ -33,7 +33,7 @@ for line in sys.stdin:
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     base = tmp_path_factory.mktemp("pages")
-    srv = Server(write_config(base, mode="open", parallel=1), base / "data")
+    srv = Server(write_config(base, mode="open", parallel=2), base / "data")
     try:
         yield srv
     finally:

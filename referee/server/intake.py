@@ -257,6 +257,8 @@ def unpack(
             raise Refused("the upload holds no file")
         argv = check_command(tmp, command) if command else default_command(tmp, single)
         digest = tree_digest(tmp)
+        # mkdtemp made it private; bots run under uids of their own and must read it.
+        os.chmod(tmp, 0o755)
         final = store / digest
         if final.exists():
             shutil.rmtree(tmp)
