@@ -263,6 +263,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     # the unrun tests say nothing (and the run has failed already).
     if not IN_CI or session.shouldstop or session.shouldfail:
         return
+    if session.config.option.collectonly:  # nothing was meant to run
+        return
     if exitstatus not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
         return
     _unrun[:] = unrun_areas(_selected, _passed)
