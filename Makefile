@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: venv bots test lint demo tournament-demo bench schemas clean
+.PHONY: venv bots test lint demo tournament-demo serve-demo bench schemas clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -41,6 +41,11 @@ tournament-demo: venv bots
 	rm -rf out/league
 	$(PY) -m referee tournament --config examples/league.toml --out out/league
 
+## A competition server with the sample bots on its ladder: http://127.0.0.1:8080
+## (state in competition-data/; stop with Ctrl-C, run again to carry on).
+serve-demo: venv bots
+	$(PY) -m referee serve --config examples/competition.toml --data competition-data
+
 ## Benchmarks: ratios against a C floor and peers (not part of the tests). The
 ## referee's bytecode is compiled first, as pip does at install: an editable install
 ## with PYTHONDONTWRITEBYTECODE set would otherwise compile it again in every process.
@@ -53,4 +58,4 @@ schemas: venv
 	$(PY) -m referee schemas protocol/schemas
 
 clean:
-	rm -rf $(VENV) sample_bots/bin bench/bin replays out .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) sample_bots/bin bench/bin replays out competition-data .pytest_cache .mypy_cache .ruff_cache

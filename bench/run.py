@@ -55,6 +55,8 @@ FLOOR = BIN / "floor"
 PYFLOOR = BENCH / "pyfloor.py"
 CBOT = BIN / "cbot"
 PYBOT = BENCH / "pybot.py"
+JSBOT = BENCH / "jsbot.js"
+SAMPLES = ROOT / "sample_bots"
 KAGGLE_VENV = BENCH / ".kaggle-venv"
 KAGGLE_RUNTIME = ("jsonschema", "numpy", "requests")
 DOC = ROOT / "docs" / "performance.md"
@@ -73,10 +75,12 @@ SCENARIOS = (
     "floor-smoke",
     "cc",
     "py",
+    "sdk",
     "rss",
     "startup",
     "kaggle",
     "tournament",
+    "league",
     "cluster",
     "iocaine",
     "profile",
@@ -410,6 +414,159 @@ def scenario_py(rep: Report, args: argparse.Namespace) -> None:
     _versus(rep, args, "Python bots", [PY, str(PYBOT)], 0.6, basic_too=False)
 
 
+def _sdk_pairs() -> list[tuple[str, list[str], str, list[str]]]:
+    """(helper bot, its command, no-JSON bot, its command) per language: the same
+    trivial strategy written on the helper and by hand."""
+    pairs = [
+        (
+            "rock (chaosbot.py)",
+            [PY, str(SAMPLES / "python" / "rock.py")],
+            "bench/pybot.py",
+            [PY, str(PYBOT)],
+        )
+    ]
+    node = shutil.which("node")
+    if node:
+        pairs.append(
+            (
+                "random-js (chaosbot.js)",
+                [node, str(SAMPLES / "js" / "random.js")],
+                "bench/jsbot.js",
+                [node, str(JSBOT)],
+            )
+        )
+    return pairs
+
+
+def _bots_cpu(res: dict) -> list[float]:
+    """Each seat's CPU time (the bot's process tree, as its verdict counts it)."""
+    return [float(s["verdict"]["cpu_s"]) for s in res["seats"]]
+
+
+def scenario_sdk(rep: Report, args: argparse.Namespace) -> None:
+    """CPU per move of a bot written on the sample helper against the same trivial
+    strategy written by hand without JSON, both seats of one match (so both see the
+    same load), seats swapped every repetition. A bot's verdict counts its CPU from
+    start to exit: a short match's CPU is taken from a long one's, which leaves the
+    per-move cost without the interpreter's start-up."""
+    long_n, short_n = (4_000, 500) if args.quick else (2 * args.rounds, 1_000)
+    for helper, helper_cmd, bare, bare_cmd in _sdk_pairs():
+        what = f"SDK overhead: CPU per move, {helper} / {bare}"
+        helper_us: list[float] = []
+        bare_us: list[float] = []
+        try:
+            for i in range(args.reps):
+                swap = i % 2 == 1
+                seats = (bare_cmd, helper_cmd) if swap else (helper_cmd, bare_cmd)
+                cpu = {n: _bots_cpu(run_referee(*seats, n, None)) for n in (short_n, long_n)}
+                per = [
+                    (cpu[long_n][k] - cpu[short_n][k]) / (long_n - short_n) * 1e6 for k in (0, 1)
+                ]
+                if swap:
+                    per.reverse()
+                helper_us.append(per[0])
+                bare_us.append(per[1])
+                print(
+                    f"  sdk rep {i + 1}/{args.reps}: {helper} {per[0]:.1f} us, "
+                    f"{bare} {per[1]:.1f} us a move",
+                    flush=True,
+                )
+        except BenchError as exc:
+            rep.skip(what, str(exc))
+            continue
+        ratios = sorted(h / b for h, b in zip(helper_us, bare_us, strict=True))
+        ratio = statistics.median(ratios)
+        rep.add(
+            Row(
+                what,
+                f"{ratio:.2f}x ({statistics.median(helper_us):.1f} vs "
+                f"{statistics.median(bare_us):.1f} us; one match, {long_n:,} less "
+                f"{short_n:,} rounds; per repetition {ratios[0]:.2f}-{ratios[-1]:.2f}x)",
+                "<= 1.5x",
+                judge(ratio <= 1.5),
+            )
+        )
+    _sdk_instructions(rep, args)
+
+
+SDK_TURNS = r"""
+import json, random, sys
+n, moves = int(sys.argv[1]), ["rock", "paper", "scissors", "lizard", "spock"]
+rng, buckets = random.Random(1), ["HIGH", "MEDIUM", "LOW", "EMPTY"]
+hello = {"type": "hello", "protocol": 1, "game": "chaos",
+         "params": {"rounds": n, "tokens": 50, "moves": moves}, "seat": 0, "seats": 2,
+         "seed": 1, "time": {"handshake_ms": 10000, "move_ms": 1000, "bank_ms": 3000}}
+out = [json.dumps(hello, separators=(",", ":"))]
+for r in range(1, n + 1):
+    seen = (None, None) if r == 1 else (rng.choice(moves), rng.choice(moves))
+    turn = {"type": "turn", "round": r, "opponent_last_visible": seen[0],
+            "self_last_real": seen[1], "opponent_deception_bucket": buckets[min(3, r // 3000)]}
+    out.append(json.dumps(turn, separators=(",", ":")))
+out.append(json.dumps({"type": "end", "reason": "complete", "rounds": n, "result": None}))
+sys.stdout.write("\n".join(out) + "\n")
+"""
+
+
+def _instructions(cmd: Sequence[str], stdin: Path) -> int:
+    """User-space instructions ``cmd`` executes reading ``stdin``, counted by callgrind."""
+    with tempfile.TemporaryDirectory(prefix="bench-cg-") as tmp, stdin.open("rb") as f:
+        out = Path(tmp) / "callgrind.out"
+        subprocess.run(
+            [
+                "valgrind",
+                "--tool=callgrind",
+                f"--callgrind-out-file={out}",
+                "--log-file=/dev/null",
+                *cmd,
+            ],
+            stdin=f,
+            stdout=subprocess.DEVNULL,
+            check=True,
+            timeout=900,
+        )
+        found = re.search(r"^(?:summary|totals): (\d+)", out.read_text(), re.M)
+    if found is None:
+        raise BenchError("callgrind wrote no instruction count")
+    return int(found.group(1))
+
+
+def _sdk_instructions(rep: Report, args: argparse.Namespace) -> None:
+    """The Python pair's instructions per move: unlike CPU time, other load cannot
+    move them. The turns come from a file, so the pipes' kernel time (the same for
+    both bots: one read and one write a move) is not in them."""
+    what = "SDK overhead: user-space instructions per move, rock (chaosbot.py) / bench/pybot.py"
+    if shutil.which("valgrind") is None:
+        rep.skip(what, "valgrind is not installed")
+        return
+    n = 2_000 if args.quick else 10_000
+    with tempfile.TemporaryDirectory(prefix="bench-sdk-") as tmp:
+        turns = {}
+        for k in (0, n):
+            turns[k] = Path(tmp) / f"turns-{k}.jsonl"
+            turns[k].write_text(
+                subprocess.run(
+                    [PY, "-c", SDK_TURNS, str(k)], capture_output=True, text=True, check=True
+                ).stdout
+            )
+        per = {}
+        try:
+            for name, cmd in (
+                ("rock", [PY, str(SAMPLES / "python" / "rock.py")]),
+                ("pybot", [PY, str(PYBOT)]),
+            ):
+                per[name] = (_instructions(cmd, turns[n]) - _instructions(cmd, turns[0])) / n
+        except (subprocess.SubprocessError, OSError) as exc:
+            rep.skip(what, f"callgrind failed: {exc}")
+            return
+    rep.add(
+        Row(
+            what,
+            f"{per['rock'] / per['pybot']:.2f}x ({per['rock']:,.0f} vs {per['pybot']:,.0f} "
+            f"instructions; {n:,} turns read from a file, start-up taken off)",
+        )
+    )
+
+
 def scenario_rss(rep: Report, args: argparse.Namespace) -> None:
     tmp = Path(tempfile.mkdtemp(prefix="bench-rss-"))
     try:
@@ -570,9 +727,9 @@ def _kaggle_python() -> Path | None:
     return py
 
 
-def run_kaggle(py: Path, steps: int) -> dict:
+def run_kaggle(py: Path, steps: int, agents: str = "rock") -> dict:
     done = subprocess.run(
-        [str(py), str(BENCH / "kaggle_rps.py"), str(steps)],
+        [str(py), str(BENCH / "kaggle_rps.py"), str(steps), agents],
         capture_output=True,
         text=True,
         timeout=1200,
@@ -595,17 +752,19 @@ def scenario_kaggle(rep: Report, args: argparse.Namespace) -> None:
         tmp = Path(tempfile.mkdtemp(prefix="bench-kaggle-"))
         info: dict = {}
 
-        def kaggle() -> float:
+        def kaggle(agents: str) -> float:
             # The peer plays on the machine the referee plays on: with idle CPUs
             # polling where the referee keeps them so (its one process wakes
             # nobody, so this is for fairness, not for speed).
             with IdlePollHold() if IDLE_POLL else contextlib.nullcontext():
-                info.update(run_kaggle(py, steps))
+                info.update(run_kaggle(py, steps, agents))
             return float(info["rounds_per_s"])
 
         replay = str(tmp / "match.jsonl")
         got: dict[str, list[float]] = {
             "kaggle": [],
+            "kaggle-sdk": [],
+            "referee-sdk": [],
             "referee-py": [],
             "referee-c": [],
             "referee-py-halt": [],
@@ -613,8 +772,12 @@ def scenario_kaggle(rep: Report, args: argparse.Namespace) -> None:
         py_bot, c_bot = [PY, str(PYBOT)], [str(CBOT)]
 
         def referee_pair() -> None:
-            # Python bots are the counterpart of Kaggle's Python agents (which
-            # Kaggle calls in-process, with no pipes at all); C bots for reference.
+            # The sample bots on the Python helper, as a user runs them: the
+            # counterpart of Kaggle's cycler and random agents (which Kaggle calls
+            # in-process, with no pipes at all).
+            got["referee-sdk"].append(run_referee(["cycler"], ["random"], steps, replay)["rate"])
+            # The no-JSON Python bot and the C bot, against Kaggle's rock agents:
+            # what the referee itself does with bots that cost next to nothing.
             got["referee-py"].append(run_referee(py_bot, py_bot, steps, replay)["rate"])
             got["referee-c"].append(run_referee(c_bot, c_bot, steps, replay)["rate"])
             if IDLE_POLL:  # for reference: idle CPUs left to halt
@@ -628,11 +791,14 @@ def scenario_kaggle(rep: Report, args: argparse.Namespace) -> None:
             referee_pair()
             # Three Kaggle runs (6-12 s each for 10,000 steps) give the median a middle.
             for i in range(1 if args.quick else max(3, args.reps // 5)):
-                got["kaggle"].append(kaggle())
+                got["kaggle-sdk"].append(kaggle("cycler-random"))
+                got["kaggle"].append(kaggle("rock"))
                 referee_pair()
                 print(
-                    f"  kaggle rep {i + 1}: kaggle {got['kaggle'][-1]:,.0f}, referee "
-                    f"{got['referee-py'][-1]:,.0f} (Python bots) "
+                    f"  kaggle rep {i + 1}: kaggle {got['kaggle-sdk'][-1]:,.0f} (cycler, "
+                    f"random) {got['kaggle'][-1]:,.0f} (rock, rock), referee "
+                    f"{got['referee-sdk'][-1]:,.0f} (sample cycler, random) "
+                    f"{got['referee-py'][-1]:,.0f} (no-JSON Python bots) "
                     f"{got['referee-c'][-1]:,.0f} (C bots)"
                     + (
                         f" {got['referee-py-halt'][-1]:,.0f} (Python bots, --no-idle-poll)"
@@ -647,24 +813,37 @@ def scenario_kaggle(rep: Report, args: argparse.Namespace) -> None:
     except BenchError as exc:
         rep.skip(what, str(exc))
         return
+    kag_sdk = statistics.median(got["kaggle-sdk"])
+    sdk_ratio = statistics.median(got["referee-sdk"]) / kag_sdk
+    per_rep = sorted(r / k for r, k in zip(got["referee-sdk"][1:], got["kaggle-sdk"], strict=True))
+    rep.add(
+        Row(
+            f"{what}: referee / Kaggle, {steps:,} steps, sample bots on the Python helper "
+            "(cycler vs random, replay written) against Kaggle's cycler and random agents",
+            f"{sdk_ratio:.1f}x (referee {fmt_rate(got['referee-sdk'])}, Kaggle "
+            f"{kag_sdk:,.0f} steps/s, kaggle-environments {info.get('version', '?')}; "
+            f"Kaggle against the referee run after it: {per_rep[0]:.1f}-{per_rep[-1]:.1f}x)",
+            ">= 30x",
+            # 1,000 steps are mostly the bots' start-up for the referee: no verdict.
+            "n/a (--quick)" if args.quick else judge(sdk_ratio >= 30),
+        )
+    )
     kag = statistics.median(got["kaggle"])
     py_ratio = statistics.median(got["referee-py"]) / kag
     c_ratio = statistics.median(got["referee-c"]) / kag
     rep.add(
         Row(
-            f"{what}: referee / Kaggle, {steps:,} steps",
-            f"{py_ratio:.1f}x with Python bots, {c_ratio:.1f}x with C bots "
-            f"(Kaggle {kag:,.0f} steps/s, kaggle-environments {info.get('version', '?')})",
-            ">= 30x",
-            # 1,000 steps are mostly the bots' start-up for the referee: no verdict.
-            "n/a (--quick)" if args.quick else judge(py_ratio >= 30),
+            f"{what}: referee / Kaggle, {steps:,} steps, no-JSON bots (bench/pybot.py, "
+            "bench/cbot.c) against Kaggle's rock agents",
+            f"{py_ratio:.1f}x with the no-JSON Python bot, {c_ratio:.1f}x with C bots "
+            f"(Kaggle {kag:,.0f} steps/s): the referee's own speed, not what users' bots get",
         )
     )
     if got["referee-py-halt"]:
         halt_ratio = statistics.median(got["referee-py-halt"]) / kag
         rep.add(
             Row(
-                f"{what}: referee with --no-idle-poll / Kaggle, Python bots",
+                f"{what}: referee with --no-idle-poll / Kaggle, no-JSON Python bots",
                 f"{halt_ratio:.1f}x ({fmt_rate(got['referee-py-halt'])})",
             )
         )
@@ -797,6 +976,60 @@ def scenario_tournament(rep: Report, args: argparse.Namespace) -> None:
                 f"to halt); -j 1 keeps them polling by default, {j1 / j1h:.2f}x as fast",
             )
         )
+
+
+# The league whose CPU the league scenario splits: the Python sample bots, on the
+# helper (sample_bots/python/chaosbot.py), from trivial (rock) to Iocaine.
+LEAGUE_BOTS = ("random", "rock", "cycler", "frequency", "markov", "iocaine", "trickster", "sceptic")
+
+
+def scenario_league(rep: Report, args: argparse.Namespace) -> None:
+    """Where a sample-bot league's CPU goes, as `referee tournament --json` reports it."""
+    bots = LEAGUE_BOTS[:4] if args.quick else LEAGUE_BOTS
+    what = f"league CPU, {len(bots)} Python sample bots"
+    rounds = 1_000 if args.quick else 10_000
+    tmp = Path(tempfile.mkdtemp(prefix="bench-league-"))
+    try:
+        cmd = [PY, "-m", "referee", "tournament", *bots, "--legs", "1", "--finalists", "0"]
+        cmd += ["--rounds", str(rounds), "--seed", "1", "-j", "2", "--out", str(tmp / "out")]
+        done = subprocess.run(
+            [*cmd, "--json", "--quiet"],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            env=ENV,
+            timeout=1800,
+        )
+        if done.returncode != 0:
+            rep.skip(what, f"tournament exited {done.returncode}: {done.stderr.strip()[-300:]}")
+            return
+        timing = json.loads(done.stdout)["timing"]
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    cpu = timing["cpu"]
+    total = cpu["total_s"]
+    parts = [
+        ("bots thinking", cpu["bots_thinking_s"]),
+        ("bot start-up (interpreter, imports, sandbox)", cpu["bots_startup_s"]),
+        ("referee rounds (replay records included)", cpu["referee_rounds_s"]),
+        ("referee set-up (spawn, handshake)", cpu["referee_setup_s"]),
+        ("referee scoring and teardown", cpu["referee_finish_s"]),
+        ("workers' own (imports, jobs, between matches)", cpu["workers_other_s"]),
+        ("coordinator", cpu["coordinator_s"]),
+    ]
+    split = "; ".join(f"{name} {v:.1f} s ({v / total:.0%})" for name, v in parts if v is not None)
+    share = cpu["bots_thinking_share"]
+    matches = cpu["matches"]
+    rep.add(
+        Row(
+            f"{what}: the bots' thinking / all CPU ({matches} matches of {rounds:,} rounds, -j 2)",
+            f"{share:.0%} of {total:.1f} s CPU in {timing['wall_s']:.0f} s: {split}; "
+            f"referee {cpu['referee_rounds_s'] / (matches * rounds) * 1e6:.0f} us a round, "
+            f"bots {cpu['bots_thinking_s'] / (2 * matches * rounds) * 1e6:.0f} us a move",
+            ">= 80%",
+            "n/a (--quick)" if args.quick else judge(share >= 0.8),
+        )
+    )
 
 
 def _one_cpu_match(rep: Report, what: str) -> None:
@@ -1255,10 +1488,12 @@ RUNNERS: dict[str, Callable[[Report, argparse.Namespace], None]] = {
     "floor-smoke": scenario_floor_smoke,
     "cc": scenario_cc,
     "py": scenario_py,
+    "sdk": scenario_sdk,
     "rss": scenario_rss,
     "startup": scenario_startup,
     "kaggle": scenario_kaggle,
     "tournament": scenario_tournament,
+    "league": scenario_league,
     "cluster": scenario_cluster,
     "iocaine": scenario_iocaine,
     "profile": scenario_profile,

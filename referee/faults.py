@@ -7,31 +7,58 @@ fault, or ``ok``) plus the measurements a judge needs to trust it.
 
 from __future__ import annotations
 
+import enum
 from typing import Any
 
 import msgspec
 
-# Round faults: the bot loses the round and plays on (until too many).
-TIMEOUT = "timeout"
-PROTOCOL_ERROR = "protocol_error"
-ILLEGAL_MOVE = "illegal_move"
 
-# Fatal faults: the bot is disqualified at once.
-UNSOLICITED_OUTPUT = "unsolicited_output"
-LINE_TOO_LONG = "line_too_long"
-CLOSED_STDIN = "closed_stdin"
-CLOSED_STDOUT = "closed_stdout"
-CRASH = "crash"
-MEMORY_LIMIT = "memory_limit"
-CPU_LIMIT = "cpu_limit"
-OUTPUT_LIMIT = "output_limit"
-PROCESS_LIMIT = "process_limit"
-HANDSHAKE = "handshake"
-TOO_MANY_FAULTS = "too_many_faults"
-ESCAPED_PROCESS = "escaped_process"
+class FaultKind(enum.StrEnum):
+    """What a bot did wrong. The value is the name written in replays and results."""
 
-# Not the bot's fault: the referee could not start or contain it.
-SANDBOX_ERROR = "sandbox_error"
+    # Round faults: the bot loses the round and plays on (until too many).
+    TIMEOUT = "timeout"
+    PROTOCOL_ERROR = "protocol_error"  # not a valid message, or for another round
+    ILLEGAL_MOVE = "illegal_move"  # a valid message the rules do not allow now
+
+    # Fatal faults: the bot is disqualified at once.
+    UNSOLICITED_OUTPUT = "unsolicited_output"
+    LINE_TOO_LONG = "line_too_long"
+    CLOSED_STDIN = "closed_stdin"
+    CLOSED_STDOUT = "closed_stdout"
+    CRASH = "crash"
+    MEMORY_LIMIT = "memory_limit"
+    CPU_LIMIT = "cpu_limit"
+    OUTPUT_LIMIT = "output_limit"
+    PROCESS_LIMIT = "process_limit"
+    HANDSHAKE = "handshake"
+    TOO_MANY_FAULTS = "too_many_faults"
+    ESCAPED_PROCESS = "escaped_process"
+    DISK_LIMIT = "disk_limit"  # wrote more than --disk-mib (or too many entries)
+    CPU_SHARE = "cpu_share"  # computed beyond its share while its opponent thought
+
+    # Not the bot's fault: the referee could not start or contain it.
+    SANDBOX_ERROR = "sandbox_error"
+
+
+TIMEOUT = FaultKind.TIMEOUT
+PROTOCOL_ERROR = FaultKind.PROTOCOL_ERROR
+ILLEGAL_MOVE = FaultKind.ILLEGAL_MOVE
+UNSOLICITED_OUTPUT = FaultKind.UNSOLICITED_OUTPUT
+LINE_TOO_LONG = FaultKind.LINE_TOO_LONG
+CLOSED_STDIN = FaultKind.CLOSED_STDIN
+CLOSED_STDOUT = FaultKind.CLOSED_STDOUT
+CRASH = FaultKind.CRASH
+MEMORY_LIMIT = FaultKind.MEMORY_LIMIT
+CPU_LIMIT = FaultKind.CPU_LIMIT
+OUTPUT_LIMIT = FaultKind.OUTPUT_LIMIT
+PROCESS_LIMIT = FaultKind.PROCESS_LIMIT
+HANDSHAKE = FaultKind.HANDSHAKE
+TOO_MANY_FAULTS = FaultKind.TOO_MANY_FAULTS
+ESCAPED_PROCESS = FaultKind.ESCAPED_PROCESS
+DISK_LIMIT = FaultKind.DISK_LIMIT
+CPU_SHARE = FaultKind.CPU_SHARE
+SANDBOX_ERROR = FaultKind.SANDBOX_ERROR
 
 ROUND_FAULTS = frozenset({TIMEOUT, PROTOCOL_ERROR, ILLEGAL_MOVE})
 FATAL_FAULTS = frozenset(
@@ -45,11 +72,22 @@ FATAL_FAULTS = frozenset(
         CPU_LIMIT,
         OUTPUT_LIMIT,
         PROCESS_LIMIT,
+        DISK_LIMIT,
+        CPU_SHARE,
         HANDSHAKE,
         TOO_MANY_FAULTS,
         SANDBOX_ERROR,
     }
 )
+
+
+class Fault(msgspec.Struct, frozen=True, omit_defaults=True):
+    """A seat's failure to give a valid action, or worse: what a game's ``check``
+    returns for an action it refuses, and what a step records for a seat."""
+
+    kind: FaultKind
+    detail: str = ""
+
 
 # When several faults happened, the verdict's status is the first of these found.
 STATUS_PRIORITY = (
@@ -58,6 +96,8 @@ STATUS_PRIORITY = (
     CPU_LIMIT,
     OUTPUT_LIMIT,
     PROCESS_LIMIT,
+    DISK_LIMIT,
+    CPU_SHARE,
     LINE_TOO_LONG,
     UNSOLICITED_OUTPUT,
     CLOSED_STDIN,
@@ -77,7 +117,7 @@ class FaultRecord(msgspec.Struct, frozen=True, omit_defaults=True):
 
     round: int
     seat: int
-    kind: str
+    kind: FaultKind
     detail: str = ""
 
 
@@ -104,7 +144,7 @@ class Verdict(msgspec.Struct):
     extra: dict[str, Any] = msgspec.field(default_factory=dict)
 
 
-def worst_status(kinds: list[str]) -> str:
+def worst_status(kinds: list[FaultKind]) -> str:
     """The status a verdict shows for a set of fault kinds."""
     present = set(kinds)
     for kind in STATUS_PRIORITY:

@@ -28,7 +28,7 @@ from typing import Any
 import msgspec
 import numpy as np
 
-from .viewer import ViewData
+from .replay_view import ViewData
 
 NO_MOVE = 7
 NO_US = 0xFFFFFFFF

@@ -15,12 +15,9 @@ from __future__ import annotations
 
 import hashlib
 import os
-import shutil
-import sys
 import tempfile
 import threading
 import time
-from collections import deque
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -30,14 +27,17 @@ import trio
 
 from . import __version__, faults
 from . import sandbox as sbx
-from .faults import FaultRecord, Verdict
+from .bot_command import BotSpec, bot_dir_of, file_digest
+from .errors import SandboxFailure, UsageError
+from .faults import FaultKind, FaultRecord, Verdict
 from .games import GAMES, Fault, Game, GameResult
+from .judge import Judge
+from .placement import cpu_placement, pin_thread
 from .proc import BotProcess, Multiplexer, SpawnError
 from .protocol import (
     DEFAULT_MAX_LINE,
     MAX_NAME_LENGTH,
     PROTOCOL_VERSION,
-    End,
     Hello,
     TimeLimits,
     encode_line,
@@ -45,23 +45,16 @@ from .protocol import (
 )
 from .replay import FORMAT_NAME, FORMAT_VERSION, BotInfo, Event, Footer, Header, ReplayWriter, Step
 from .replay import utc_now as _utc_now
+from .seats import Seat, finish_bots
 from .wakeup import IdlePollHold
 
 WATCHDOG_PERIOD = 0.1  # seconds between RSS/CPU polls of each bot's process tree
 SETTLE_S = 0.2  # how long a closed pipe waits for the process exit before being judged
-EXIT_GRACE_S = 0.5  # after "end", how long bots get to exit by themselves
 PROGRESS_EVERY = 256  # steps between progress callbacks and scheduler checkpoints
 # For a match kept to a single CPU (Match._spawn_all): replay records written at a
 # time, and the time slice asked for the bots, in nanoseconds: the kernel's least.
 RECORD_BATCH = 32
 BOT_SLICE_NS = 100_000
-
-
-class BotSpec(msgspec.Struct, frozen=True):
-    """A bot as the organiser named it: a command line and an optional label."""
-
-    command: list[str]
-    label: str | None = None
 
 
 class MatchConfig(msgspec.Struct, frozen=True, kw_only=True):
@@ -70,6 +63,9 @@ class MatchConfig(msgspec.Struct, frozen=True, kw_only=True):
     tokens: int | None = None  # Chaos League only; None: the game's default
     params: dict[str, Any] = msgspec.field(default_factory=dict)  # other game parameters
     seed: int = 0
+    # Each seat's bot seed; None: derived from ``seed`` and the seat. Paired matches
+    # (``referee sprt``) share the game's seed but give the bots seeds of their own.
+    bot_seeds: list[int] | None = None
     move_timeout: float = 1.0
     handshake_timeout: float = 10.0
     time_bank: float = 3.0
@@ -90,7 +86,10 @@ class MatchConfig(msgspec.Struct, frozen=True, kw_only=True):
     log_dir: str | None = None  # where per-bot stderr logs go (None: next to the replay)
 
 
-class MatchOutcome(msgspec.Struct):
+class PlayedMatch(msgspec.Struct):
+    """What the driver hands back: the records of the match as written to its replay,
+    and how long it took (``referee.outcome.outcome_of`` makes the report of it)."""
+
     header: Header
     result: GameResult
     verdicts: list[Verdict]
@@ -100,10 +99,14 @@ class MatchOutcome(msgspec.Struct):
     replay_hash: str
     play_s: float = 0.0  # first turn sent to last step resolved: the rate's denominator
     idle_poll: bool = False  # whether idle CPUs were kept polling (referee/wakeup.py)
-
-
-class UsageError(Exception):
-    """A problem with what the user asked for (bad command, bad parameter)."""
+    # This process's CPU seconds in the match's three phases: the bots' spawn, the
+    # handshake and the scoring module's import; the rounds (their replay records
+    # included); scoring, the last records and the bots' teardown.
+    setup_cpu_s: float = 0.0
+    play_cpu_s: float = 0.0
+    finish_cpu_s: float = 0.0
+    # Each seat's CPU (its process tree) from its launch to its ready message.
+    bot_startup_cpu_s: list[float] = msgspec.field(default_factory=list)
 
 
 def random_seed() -> int:
@@ -133,64 +136,8 @@ def make_game(cfg: MatchConfig, seats: int = 2) -> Game:
         raise UsageError(f"{cfg.game}: {exc}") from None
 
 
-def file_digest(command: Sequence[str]) -> str | None:
-    """sha256 over every file the command names (the executable, its script...),
-    so a changed bot is noticed on re-run."""
-    h = hashlib.sha256()
-    found = False
-    for i, arg in enumerate(command):
-        path = shutil.which(arg) if i == 0 else arg
-        if not path or not os.path.isfile(path):
-            continue
-        found = True
-        with open(path, "rb") as f:
-            for chunk in iter(lambda: f.read(1 << 20), b""):
-                h.update(chunk)
-    return h.hexdigest() if found else None
-
-
-def bot_dir_of(command: Sequence[str]) -> Path | None:
-    """The directory holding the bot's own files: its script (the first file argument,
-    never a later data-file argument, which could expose someone else's directory),
-    else its executable."""
-    for arg in command[1:]:
-        if "/" in arg and os.path.isfile(arg):
-            return Path(arg).resolve().parent
-    exe = shutil.which(command[0]) if command else None
-    return Path(exe).resolve().parent if exe else None
-
-
-class SandboxFailure(Exception):
-    """The containment layer could not start a bot: not charged to the bot.
-
-    Recognised by what the launch wrote on the bot's stderr: a launch that got as
-    far as starting the bot says so before the bot runs (``sandbox.LAUNCH_TOKEN``),
-    so a bot that prints a launcher's error and exits has still crashed."""
-
-
 # bwrap reports a signal death as exit code 128 + n.
 _SIGXCPU_CODES = (-24, 128 + 24)
-
-
-class _Seat:
-    """Driver-side bookkeeping for one seat."""
-
-    def __init__(self, spec: BotSpec, seed: int) -> None:
-        self.spec = spec
-        self.seed = seed
-        self.bot: BotProcess | None = None
-        self.verdict = Verdict()
-        self.owed: deque[int] = deque()  # steps whose reply has not arrived yet, oldest first
-        self.bank = 0.0
-        self.round_faults = 0
-        self.out = False  # disqualified / gone
-        self.scratch: Path | None = None
-        self.marker = ""  # in the bot's environment: attributes escaped processes
-        self.name: str | None = None
-        self.version: str | None = None
-        self.peak_rss = 0
-        self.cpu_s = 0.0
-        self.max_move = 0.0
 
 
 class _Round:
@@ -215,9 +162,18 @@ class Match:
     ) -> None:
         self.cfg = cfg
         self.game = make_game(cfg, len(bots))
-        self.seats = [_Seat(spec, derive_seed(cfg.seed, seat)) for seat, spec in enumerate(bots)]
+        if cfg.bot_seeds is not None and len(cfg.bot_seeds) != len(bots):
+            raise UsageError(f"{len(cfg.bot_seeds)} bot seeds for {len(bots)} bots")
+        seeds = cfg.bot_seeds or [derive_seed(cfg.seed, seat) for seat in range(len(bots))]
+        self.seats = [
+            Seat(seat, spec, seed)
+            for seat, (spec, seed) in enumerate(zip(bots, seeds, strict=True))
+        ]
         self.progress = progress
-        self.faults: list[FaultRecord] = []
+        self.judge = Judge(len(bots), cfg.move_timeout, cfg.time_bank, cfg.max_faults)
+        self.faults: list[FaultRecord] = self.judge.faults
+        for s, seat_faults in zip(self.seats, self.judge.seat_faults, strict=True):
+            s.verdict.faults = seat_faults
         try:
             self.writer = ReplayWriter(Path(cfg.replay) if cfg.replay else None)
         except OSError as exc:
@@ -227,8 +183,9 @@ class Match:
         self.mux: Multiplexer | None = None
         self.layer: sbx.Layer | None = None
         self.events: list[Event] = []
-        self.total_steps = getattr(self.game, "rounds", 0)
+        self.total_steps = self.game.length()
         self._next_watch = 0.0
+        self._fair: sbx.FairShare | None = None  # the CPU-share watchdog
         self._play_s = 0.0
         self._pinned_from: set[int] = set()  # the CPUs to give back after --pin-cpus
         self._one_cpu = False  # see _spawn_all
@@ -237,14 +194,8 @@ class Match:
 
     # -- faults ----------------------------------------------------------------
 
-    def _fault(self, seat: int, step: int, kind: str, detail: str) -> Fault:
-        rec = FaultRecord(round=step, seat=seat, kind=kind, detail=detail[:500])
-        self.faults.append(rec)
-        s = self.seats[seat]
-        s.verdict.faults.append(rec)
-        if kind in faults.ROUND_FAULTS:
-            s.round_faults += 1
-        return Fault(kind, detail[:500])
+    def _fault(self, seat: int, step: int, kind: FaultKind, detail: str) -> Fault:
+        return self.judge.fault(seat, step, kind, detail)
 
     # -- start-up --------------------------------------------------------------
 
@@ -278,12 +229,12 @@ class Match:
                 layer=self.layer,
                 marker=marker,
             )
+            s.uid, s.uid_leased = launch.uid, launch.leased
             log = log_dir / f"{stem}.seat{seat}.stderr.log" if log_dir is not None else None
             if placement is not None:  # a child inherits the affinity it is forked with
                 self._pinned_from = self._pinned_from or set(cpus)
                 pin_thread({placement[1][seat]})
             s.bot = BotProcess(seat, launch, cfg.max_line, stderr_log=log)
-            s.bank = cfg.time_bank
         if placement is not None:
             pin_thread({placement[0]})
         # Spinning only pays while a bot can run on another CPU meanwhile.
@@ -293,9 +244,9 @@ class Match:
         # - With a second CPU, each round's replay record is written while the bots
         #   think, which costs no time. On one CPU nothing overlaps it and every
         #   bot's turn leaves the caches cold, so the pair loop writes the records
-        #   in batches: 7% more rounds a second. The records, and their order, are
-        #   the same.
+        #   in batches, which is faster. The records, and their order, are the same.
         # - The bots ask for short time slices once they are up (_set_bot_slices).
+        self._fair = sbx.FairShare(len(self.seats), len(cpus))
         self._one_cpu = len(cpus) == 1
         self._record_batch = RECORD_BATCH if self._one_cpu else 1
         self.mux = Multiplexer([s.bot for s in self.seats if s.bot is not None], spin_s=spin_s)
@@ -327,13 +278,11 @@ class Match:
 
         On a single CPU each round wakes one bot, which answers and sleeps, then the
         other. Bots that ask for short slices (Linux 6.12+) make that exchange
-        faster: 0.1-0.2 ms slices gave 9% more rounds a second with C bots and 17%
-        with Python bots on one CPU, where with two CPUs they made no difference or
-        cost a little. The least the kernel grants (0.1 ms) also leaves neither
-        bot a shorter slice to ask for, which would put it first when both want
-        the CPU. Bots that compute for long are switched no more often than before
-        (at the scheduler's tick: two busy loops sharing a CPU were switched 141-147
-        times a second either way) and get the same share of it."""
+        faster on one CPU, where with two CPUs they make no difference or cost a
+        little (docs/performance.md). The least the kernel grants also leaves
+        neither bot a shorter slice to ask for, which would put it first when both
+        want the CPU. Bots that compute for long are switched no more often than
+        before (at the scheduler's tick) and get the same share of it."""
         for s in self.seats:
             if s.bot is not None and not s.bot.exited:
                 sbx.slice_tree(s.bot.pid, ns)
@@ -370,6 +319,10 @@ class Match:
                 "seccomp": list(self.layer.seccomp),
                 "limits": msgspec.to_builtins(cfg.limits),
                 "max_line": cfg.max_line,
+                # Who the bots ran as; the layer's self-test checked they hold no
+                # capability.
+                "bot_uids": [s.uid for s in self.seats],
+                "capabilities": [],
             },
         )
 
@@ -453,7 +406,9 @@ class Match:
 
     # -- the loop --------------------------------------------------------------
 
-    async def _gone_reason(self, seat: int, handshake: bool = False) -> tuple[str, str] | None:
+    async def _gone_reason(
+        self, seat: int, handshake: bool = False
+    ) -> tuple[FaultKind, str] | None:
         """If the seat's bot can no longer answer, why (settling the exit first)."""
         s = self.seats[seat]
         bot = s.bot
@@ -505,8 +460,9 @@ class Match:
         self._next_watch = now + WATCHDOG_PERIOD
         over: list[int] = []
         limits = self.cfg.limits
+        out = self.judge.out
         for seat, s in enumerate(self.seats):
-            if s.out or s.bot is None or s.bot.exited:
+            if out[seat] or s.bot is None or s.bot.exited:
                 continue
             usage = sbx.tree_usage(s.bot.pid)
             s.peak_rss = max(s.peak_rss, usage.rss_kib)
@@ -535,15 +491,41 @@ class Match:
                     f"CPU time {usage.cpu_s:.1f} s > {limits.cpu_s:g} s",
                 )
                 over.append(seat)
+            elif s.scratch is not None and self.layer is not None:
+                private_tmp = "tmpfs" in self.layer.isolation
+                disk = sbx.disk_usage(s.scratch, usage.pids, private_tmp, limits.disk_files)
+                if disk.bytes > limits.disk_mib * 1024 * 1024 or disk.entries > limits.disk_files:
+                    self._fault(
+                        seat,
+                        step,
+                        faults.DISK_LIMIT,
+                        f"wrote {disk.bytes // (1024 * 1024)} MiB in {disk.entries} entries "
+                        f"(limits {limits.disk_mib} MiB, {limits.disk_files} entries)",
+                    )
+                    over.append(seat)
+        if self._fair is not None and step > 0:
+            # Each seat's CPU while an opponent still owes its move (docs/security.md);
+            # from the first turn on (start-up is no one's pondering).
+            live = [
+                not out[i] and s.bot is not None and not s.bot.exited
+                for i, s in enumerate(self.seats)
+            ]
+            for seat, detail in self._fair.observe(
+                now,
+                [s.cpu_s for s in self.seats],
+                [alive and bool(s.owed) for alive, s in zip(live, self.seats, strict=True)],
+            ):
+                if live[seat] and seat not in over:
+                    self._fault(seat, step, faults.CPU_SHARE, detail)
+                    over.append(seat)
         return over
 
     def _disqualify(self, seats: list[int], step: int) -> None:
-        seats = [seat for seat in seats if not self.seats[seat].out]
+        seats = self.judge.disqualify(seats)
         if not seats:
             return
         for seat in seats:
             s = self.seats[seat]
-            s.out = True
             s.verdict.disqualified = True
             if s.bot is not None and not s.bot.exited:
                 s.bot.kill()
@@ -553,7 +535,7 @@ class Match:
         self.writer.write(event)
         self.events.append(event)
 
-    def _take_line(self, seat: int, step: int) -> tuple[bytes, float] | str | None:
+    def _take_line(self, seat: int, step: int) -> tuple[bytes, float] | FaultKind | None:
         """The reply to ``step`` if it has arrived; drops late replies to earlier
         steps; returns a fault kind for output nobody asked for."""
         s = self.seats[seat]
@@ -576,8 +558,9 @@ class Match:
         since its last answer (nobody asked for it), or one over a resource limit
         (the watchdog runs if its period is up)."""
         fatal: list[int] = []
+        out = self.judge.out
         for seat, s in enumerate(self.seats):
-            if s.bot is not None and s.bot.lines and not s.owed and not s.out:
+            if s.bot is not None and s.bot.lines and not s.owed and not out[seat]:
                 self._fault(seat, step, faults.UNSOLICITED_OUTPUT, "a line nobody asked for")
                 fatal.append(seat)
         fatal += [seat for seat in self._watchdog(step, force=False) if seat not in fatal]
@@ -587,38 +570,24 @@ class Match:
         self,
         seat: int,
         step: int,
-        got: tuple[bytes, float] | str,
+        got: tuple[bytes, float] | FaultKind,
         sent: float,
-        deadline: float,
         rnd: _Round,
         decode: Callable[[bytes], Any],
     ) -> None:
         """Judge what a seat sent for ``step``: an action, or a fault in ``rnd``."""
-        s = self.seats[seat]
-        if isinstance(got, str):
+        if isinstance(got, FaultKind):
             rnd.faults[seat] = self._fault(seat, step, got, "a line nobody asked for")
             rnd.fatal.append(seat)
             rnd.faulted = True
             return
         line, t = got
-        took = t - sent
-        move_s = self.cfg.move_timeout
-        if t > deadline:
-            # It came, but after the deadline: a timeout all the same.
-            rnd.faults[seat] = self._fault(
-                seat,
-                step,
-                faults.TIMEOUT,
-                f"reply after {took:.3f} s > {move_s:g} s (+{s.bank:.3f} s bank)",
-            )
-            s.bank = 0.0
+        late = self.judge.reply(seat, step, sent, t)
+        if late is not None:
+            rnd.faults[seat] = late
             rnd.faulted = True
             return
-        rnd.latency[seat] = int(took * 1e6)
-        if took > s.max_move:
-            s.max_move = took
-        if took > move_s:
-            s.bank = max(0.0, s.bank - (took - move_s))
+        rnd.latency[seat] = int((t - sent) * 1e6)
         try:
             action = decode(line)
         except (ValueError, RecursionError) as exc:
@@ -627,10 +596,9 @@ class Match:
             )
             rnd.faulted = True
             return
-        why = self.game.check(self._state, seat, action)
-        if why is not None:
-            kind = faults.PROTOCOL_ERROR if "round" in why else faults.ILLEGAL_MOVE
-            rnd.faults[seat] = self._fault(seat, step, kind, why)
+        refused = self.game.check(self._state, seat, action)
+        if refused is not None:
+            rnd.faults[seat] = self._fault(seat, step, refused.kind, refused.detail)
             rnd.faulted = True
             return
         rnd.actions[seat] = action
@@ -663,11 +631,11 @@ class Match:
                 if len(lines) == 1 and len(owed) == 1:
                     # The usual case: one turn outstanding, one line arrived.
                     owed.pop()
-                    got: tuple[bytes, float] | str | None = lines.popleft()
+                    got: tuple[bytes, float] | FaultKind | None = lines.popleft()
                 else:
                     got = self._take_line(seat, step) if lines else None
                 if got is not None:
-                    self._accept(seat, step, got, sent, deadline[seat], rnd, decode)
+                    self._accept(seat, step, got, sent, rnd, decode)
                     continue
                 gone = None
                 if bot.stdout_eof or bot.stdin_broken or bot.exited or bot.line_too_long:
@@ -677,14 +645,7 @@ class Match:
                     rnd.fatal.append(seat)
                     rnd.faulted = True
                 elif now >= deadline[seat]:
-                    move_s = self.cfg.move_timeout
-                    rnd.faults[seat] = self._fault(
-                        seat,
-                        step,
-                        faults.TIMEOUT,
-                        f"no reply within {move_s:g} s (+{s.bank:.3f} s bank)",
-                    )
-                    s.bank = 0.0
+                    rnd.faults[seat] = self.judge.no_reply(seat, step)
                     rnd.faulted = True
                 else:
                     still.append(seat)
@@ -700,17 +661,7 @@ class Match:
 
     def _after_faults(self, asked: Sequence[int], step: int, rnd: _Round) -> None:
         """A seat at its round-fault limit is out too; then everyone who must go goes."""
-        max_faults = self.cfg.max_faults
-        for seat in asked:
-            s = self.seats[seat]
-            if seat not in rnd.fatal and s.round_faults >= max_faults and not s.out:
-                self._fault(
-                    seat,
-                    step,
-                    faults.TOO_MANY_FAULTS,
-                    f"{s.round_faults} round faults (limit {max_faults})",
-                )
-                rnd.fatal.append(seat)
+        rnd.fatal = self.judge.must_go(asked, step, rnd.fatal)
         if rnd.fatal:
             self._disqualify(rnd.fatal, step)
 
@@ -719,7 +670,7 @@ class Match:
         assert mux is not None
         for seat, notice in self.game.notices(self._state, outcome):
             s = self.seats[seat]
-            if not s.out and s.bot is not None:
+            if not self.judge.out[seat] and s.bot is not None:
                 mux.send(s.bot, encode(notice) + b"\n")
 
     async def _checkpoint(self, step: int) -> None:
@@ -757,6 +708,8 @@ class Match:
         mux = self.mux
         assert mux is not None
         s0, s1 = self.seats
+        c0, c1 = self.judge.clocks
+        out = self.judge.out
         b0, b1 = s0.bot, s1.bot
         assert b0 is not None and b1 is not None
         lines0, lines1 = b0.lines, b1.lines
@@ -783,7 +736,7 @@ class Match:
         backlog: list[Step] = []  # earlier steps' records not yet written (_record_batch)
         checkpoint_at = PROGRESS_EVERY
         while not finished(state):
-            if s0.out or s1.out:
+            if out[0] or out[1]:
                 break
             step = step_number(state)
             if lines0 or lines1 or monotonic() >= self._next_watch:
@@ -801,8 +754,9 @@ class Match:
             if send1(obs1 + b"\n"):
                 want_write(b1)
             sent = monotonic()
-            d0 = sent + move_s + s0.bank
-            d1 = sent + move_s + s1.bank
+            # SeatClock.deadline, inlined: this loop runs tens of thousands of times a second.
+            d0 = sent + move_s + c0.bank
+            d1 = sent + move_s + c1.bank
             # Write the previous step's record while the bots think.
             if pending is not None:
                 if self._record_batch == 1 and not backlog:
@@ -878,14 +832,12 @@ class Match:
             if a0 is not None:
                 took0 = got0[1] - sent  # type: ignore[index]
                 took1 = got1[1] - sent  # type: ignore[index]
-                if took0 > s0.max_move:
-                    s0.max_move = took0
-                if took1 > s1.max_move:
-                    s1.max_move = took1
-                if took0 > move_s:  # the time bank paid for the excess
-                    s0.bank = max(0.0, s0.bank - (took0 - move_s))
-                if took1 > move_s:
-                    s1.bank = max(0.0, s1.bank - (took1 - move_s))
+                # Both in time: the judge notes each reply that changes anything
+                # (a slowest move, a charge to the bank); nearly none does.
+                if took0 > c0.quiet:
+                    c0.took(took0)
+                if took1 > c1.quiet:
+                    c1.took(took1)
                 outcome = resolve(state, (a0, a1))
                 if recording:
                     pending = Step(
@@ -905,7 +857,7 @@ class Match:
                         owed.append(step)  # from here on _collect keeps the books
                         waiting.append(seat)
                     else:
-                        self._accept(seat, step, got, sent, (d0, d1)[seat], rnd, decode)
+                        self._accept(seat, step, got, sent, rnd, decode)
                 if waiting:
                     await self._collect(step, waiting, sent, [d0, d1], rnd, decode)
                 outcome = resolve(state, rnd.actions)
@@ -943,7 +895,7 @@ class Match:
         encode = msgspec.json.Encoder().encode
         decode = msgspec.json.Decoder(game.action_type).decode
         has_notices = type(game).notices is not Game.notices
-        move_s = self.cfg.move_timeout
+        clocks = self.judge.clocks
         writer = self.writer
         recording = writer.path is not None
         checkpoint_at = game.step_number(state) + PROGRESS_EVERY
@@ -964,7 +916,7 @@ class Match:
                 mux.send(bot, body + b"\n")
                 s.owed.append(step)
             sent = time.monotonic()
-            deadline = [sent + move_s + s.bank for s in seats]
+            deadline = [clock.deadline(sent) for clock in clocks]
             rnd = _Round(nseats)
             await self._collect(step, list(asked), sent, deadline, rnd, decode)
             outcome = game.resolve(state, rnd.actions)
@@ -980,88 +932,11 @@ class Match:
 
     # -- teardown --------------------------------------------------------------
 
-    async def _finish_bots(self, result: GameResult | None) -> None:
-        """End message, grace period, then kill every tree and reap. Never raises."""
-        mux = self.mux
-        live = [s for s in self.seats if s.bot is not None]
-        for s in live:
-            bot = s.bot
-            assert bot is not None
-            if not bot.exited and not s.out:
-                bot.send(
-                    encode_line(
-                        End(
-                            reason=result.reason if result else "aborted",
-                            rounds=result.steps if result else 0,
-                        )
-                    )
-                )
-            bot.close_stdin()
-        deadline = time.monotonic() + EXIT_GRACE_S
-        with trio.CancelScope(shield=True):
-            while mux is not None:
-                for s in live:
-                    assert s.bot is not None
-                    s.bot.poll_exit()
-                if all(s.bot.exited for s in live if s.bot is not None):
-                    break
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    break
-                await mux.wait(min(left, 0.05))
-        for s in live:
-            bot = s.bot
-            assert bot is not None
-            if not bot.exited:
-                s.verdict.killed_by_referee = True
-            bot.kill()
-        # Reap: after SIGKILL this is quick, but bound it for uninterruptible sleeps.
-        reap_deadline = time.monotonic() + 5.0
-        for s in live:
-            bot = s.bot
-            assert bot is not None
-            while not bot.poll_exit() and time.monotonic() < reap_deadline:
-                bot.kill()
-                time.sleep(0.002)
-            while not bot.stderr_eof and bot.stderr_fd >= 0 and bot.read_stderr():
-                pass
-        known = {s.bot.pid for s in live if s.bot is not None}
-        escaped = sbx.sweep_escaped(known)
-        for description in escaped:
-            owners = [s for s in live if f"[{s.marker}]" in description]
-            # A process that dropped the marker from its environment cannot be traced
-            # to one bot: it is recorded against every seat, never silently dropped.
-            for s in owners or live:
-                s.verdict.escaped_processes.append(description)
-        for s in live:
-            bot = s.bot
-            assert bot is not None
-            code, sig = bot.exit_description()
-            if s.verdict.exit_code is None and s.verdict.signal is None:
-                s.verdict.exit_code, s.verdict.signal = code, sig
-            s.verdict.wall_s = round(time.monotonic() - bot.started, 3)
-            ru = bot.rusage
-            if ru is not None:
-                cpu = float(getattr(ru, "ru_utime", 0.0)) + float(getattr(ru, "ru_stime", 0.0))
-                s.cpu_s = max(s.cpu_s, cpu)
-                s.peak_rss = max(s.peak_rss, int(getattr(ru, "ru_maxrss", 0)))
-            s.verdict.cpu_s = round(s.cpu_s, 3)
-            s.verdict.peak_rss_kib = s.peak_rss
-            s.verdict.bytes_in = bot.bytes_in
-            s.verdict.bytes_out = bot.bytes_out
-            s.verdict.max_move_ms = round(s.max_move * 1000, 3)
-            s.verdict.stderr_head = bot.stderr.head_text()[-2000:]
-            s.verdict.stderr_tail = bot.stderr.tail_text()[-2000:]
-            s.verdict.stderr_bytes = bot.stderr.total
-            bot.close_all()
-        if mux is not None:
-            mux.close()
-        for s in self.seats:
-            if s.scratch is not None:
-                shutil.rmtree(s.scratch, ignore_errors=True)
-
-    async def run(self) -> MatchOutcome:
+    async def run(self) -> PlayedMatch:
         started = time.monotonic()
+        cpu_started = time.process_time()
+        cpu_play = cpu_played = cpu_started
+        bot_startup: list[float] = []
         self._state = self.game.new_state(self.cfg.seed)
         result: GameResult | None = None
         header: Header | None = None
@@ -1080,6 +955,12 @@ class Match:
             warm.start()
             failed = await self._handshake()
             warm.join()
+            # Where a league's CPU goes (referee tournament --json): what each bot
+            # spent to start (interpreter, imports, its sandbox) before it could play.
+            bot_startup = [
+                round(sbx.tree_cpu_s(s.bot.pid), 6) if s.bot is not None else 0.0
+                for s in self.seats
+            ]
             if self._one_cpu:  # the bots are up: their whole process trees are there
                 self._set_bot_slices(BOT_SLICE_NS)
             header = self._header()
@@ -1088,14 +969,23 @@ class Match:
             if failed:
                 self._disqualify(failed, 0)
             play_started = time.monotonic()
+            cpu_play = time.process_time()
             await self._play()
             self._play_s = time.monotonic() - play_started
+            cpu_played = time.process_time()
+            # The bots' CPU while their trees are whole: what the exit status brings
+            # back can miss processes a sandbox layer reaps on its own.
+            for s in self.seats:
+                if s.bot is not None:
+                    s.cpu_s = max(s.cpu_s, sbx.tree_cpu_s(s.bot.pid))
             result = self.game.result(self._state)
         finally:
             if self._pinned_from:  # give this thread back its CPUs
                 pin_thread(self._pinned_from)
             with trio.CancelScope(shield=True):
-                await self._finish_bots(result)
+                for s, clock in zip(self.seats, self.judge.clocks, strict=True):
+                    s.max_move = clock.max_move
+                await finish_bots(self.seats, self.judge.out, self.mux, result)
             idle_poll = self._idle_poll.held
             self._idle_poll.release()
             if result is None:
@@ -1119,7 +1009,8 @@ class Match:
         )
         self.writer.write(footer)
         self.writer.close()
-        return MatchOutcome(
+        cpu_ended = time.process_time()
+        return PlayedMatch(
             header=header,
             result=result,
             verdicts=[s.verdict for s in self.seats],
@@ -1129,51 +1020,11 @@ class Match:
             play_s=self._play_s,
             replay_hash=self.writer.last_hash,
             idle_poll=idle_poll,
+            setup_cpu_s=round(cpu_play - cpu_started, 6),
+            play_cpu_s=round(cpu_played - cpu_play, 6),
+            finish_cpu_s=round(cpu_ended - cpu_played, 6),
+            bot_startup_cpu_s=bot_startup,
         )
-
-
-def resolve_command(text_or_argv: str | Sequence[str]) -> list[str]:
-    """Turn what the user typed into an argv, or raise UsageError with a fix to try."""
-    import shlex
-
-    from .catalog import lookup_sample_bot
-
-    if isinstance(text_or_argv, str):
-        text = text_or_argv.strip()
-        if not text:
-            raise UsageError("empty bot command")
-        sample = lookup_sample_bot(text)
-        if sample is not None and not os.path.exists(text):
-            return sample
-        try:
-            argv = shlex.split(text)
-        except ValueError as exc:
-            raise UsageError(f"cannot parse bot command {text!r}: {exc}") from None
-    else:
-        argv = list(text_or_argv)
-    if not argv:
-        raise UsageError("empty bot command")
-    exe = argv[0]
-    if exe in ("python", "python3"):
-        # Bots run under the referee's own interpreter: a version-manager shim would
-        # add ~150 ms per start and may not work inside the sandbox.
-        argv[0] = sys.executable
-    elif "/" in exe:
-        if not os.path.exists(exe):
-            raise UsageError(f"bot executable not found: {exe}")
-        if os.path.isdir(exe):
-            raise UsageError(f"bot executable is a directory: {exe}")
-        if not os.access(exe, os.X_OK):
-            hint = " (try: chmod +x, or 'python3 FILE')" if exe.endswith(".py") else ""
-            raise UsageError(f"bot executable is not executable: {exe}{hint}")
-        argv[0] = os.path.abspath(exe)
-    else:
-        found = shutil.which(exe)
-        if found is None:
-            raise UsageError(f"bot executable not found on PATH: {exe}")
-        argv[0] = found
-    # Script arguments that are files become absolute: the bot runs in a scratch dir.
-    return [argv[0]] + [os.path.abspath(a) if os.path.isfile(a) else a for a in argv[1:]]
 
 
 def _write_records(write: Callable[[Step], Any], backlog: list[Step], last: Step | None) -> None:
@@ -1186,34 +1037,10 @@ def _write_records(write: Callable[[Step], Any], backlog: list[Step], last: Step
         write(last)
 
 
-def pin_thread(cpus: set[int]) -> None:
-    """Run the calling thread, and what it starts from now on, on ``cpus`` (--pin-cpus,
-    a league worker's share); speed only, so a refusal (a cpuset that changed under
-    us) is ignored."""
-    try:
-        os.sched_setaffinity(0, cpus)
-    except OSError:
-        pass
-
-
-def cpu_placement(cpus: Sequence[int], seats: int) -> tuple[int, list[int]] | None:
-    """(the referee's CPU, each seat's CPU) for ``--pin-cpus``; None on one CPU.
-
-    The referee takes the first CPU and the seats the next ones in turn, so on two
-    CPUs the second bot shares the referee's. Measured on two vCPUs with Python bots
-    (docs/performance.md): without pinning, the pipe write that hands a bot its turn
-    wakes it on the referee's own CPU (a "sync" wake-up), and both bots can end up
-    queued there while the other CPU idles.
-    """
-    if len(cpus) < 2:
-        return None
-    return cpus[0], [cpus[(seat + 1) % len(cpus)] for seat in range(seats)]
-
-
 async def run_match(
     bots: Sequence[BotSpec],
     cfg: MatchConfig,
     progress: Callable[[int, int, Any], None] | None = None,
-) -> MatchOutcome:
+) -> PlayedMatch:
     """Play one match; always returns a complete result unless the bots cannot start."""
     return await Match(bots, cfg, progress).run()

@@ -16,12 +16,13 @@ from __future__ import annotations
 import hashlib
 import time
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, TypeVar
 
 import msgspec
 
+from .errors import ReplayError
 from .faults import FaultRecord, Verdict
 from .games.base import Fault, GameResult
 
@@ -203,49 +204,71 @@ class ReplayWriter:
             self.path.unlink(missing_ok=True)
 
 
-class ReplayError(Exception):
-    """A replay that cannot be read at all (missing, not a replay, bad header)."""
+class GzipNote:
+    """How a gzip replay's stream ended, when it ended early: ``cut`` (the file stops
+    mid-stream: a killed referee, not an error) or ``bad`` (corrupt data)."""
+
+    def __init__(self) -> None:
+        self.cut = False
+        self.bad = False
 
 
-def iter_lines(path: Path) -> Iterator[bytes]:
-    """Yield complete lines of a plain or gzip replay; a cut-off last line or a
-    truncated gzip stream ends the iteration quietly (a killed referee)."""
-    try:
-        f = open(path, "rb")  # noqa: SIM115
-    except OSError as exc:
-        raise ReplayError(f"cannot open {path}: {exc.strerror}") from None
-    with f:
-        magic = f.read(2)
-        f.seek(0)
-        if magic == b"\x1f\x8b":
-            chunks = _gunzip_tolerant(f)
-        else:
-            chunks = iter(lambda: f.read(1 << 20), b"")
-        pending = b""
-        for chunk in chunks:
-            pending += chunk
-            lines = pending.split(b"\n")
-            pending = lines.pop()
-            yield from (line + b"\n" for line in lines)
-        # ``pending`` is a line without its newline: the writer was killed mid-line.
+def read_lines(
+    f: IO[bytes], keep_cut: bool = False, note: GzipNote | None = None
+) -> Iterator[bytes]:
+    """The one reader of replay lines: every complete line (with its newline) of a
+    plain or gzip replay open in ``f``. A last line without its newline (the writer
+    was killed mid-line) is yielded only with ``keep_cut``, so the verifier can say
+    the file was truncated; a truncated or corrupt gzip stream ends the lines
+    quietly, and ``note`` says which."""
+    magic = f.read(2)
+    f.seek(0)
+    chunks = _gunzip(f, note) if magic == b"\x1f\x8b" else iter(lambda: f.read(1 << 20), b"")
+    pending = b""
+    for chunk in chunks:
+        pending += chunk
+        if b"\n" not in chunk:
+            continue
+        parts = pending.split(b"\n")
+        pending = parts.pop()
+        yield from (p + b"\n" for p in parts)
+    if pending and keep_cut:
+        yield pending
 
 
-def _gunzip_tolerant(f: IO[bytes]) -> Iterator[bytes]:
+def _gunzip(f: IO[bytes], note: GzipNote | None) -> Iterator[bytes]:
     d = zlib.decompressobj(31)
-    while True:
+    while not d.eof:
         data = f.read(1 << 20)
         if not data:
+            if note is not None:
+                note.cut = True
             return
         try:
             yield d.decompress(data)
         except zlib.error:
+            if note is not None:
+                note.bad = True
             return
-        if d.eof:
-            return
+
+
+def iter_lines(path: Path) -> Iterator[bytes]:
+    """The complete lines of the replay at ``path`` (``read_lines``); ReplayError if
+    it cannot be opened."""
+    try:
+        f = open(path, "rb")  # noqa: SIM115 (closed below)
+    except OSError as exc:
+        raise ReplayError(f"cannot open {path}: {exc.strerror}") from None
+    with f:
+        yield from read_lines(f)
 
 
 def decode_record(line: bytes) -> Record:
-    return _record_decoder.decode(line)
+    record: Record = _record_decoder.decode(line)
+    return record
+
+
+R = TypeVar("R")
 
 
 class Replay(msgspec.Struct):
@@ -257,12 +280,13 @@ class Replay(msgspec.Struct):
     footer: Footer | None
 
 
-def iter_records(path: Path) -> Iterator[tuple[bytes, Record]]:
-    """Yield (raw line, decoded record) pairs. Raises ReplayError on a line that is
-    not a replay record, naming its line number."""
+def iter_records(path: Path, decode: Callable[[bytes], R]) -> Iterator[tuple[bytes, R]]:
+    """Yield (raw line, decoded record) pairs; ``decode`` is ``decode_record``, or
+    ``verify.decode_record``, which keeps a step's data as raw JSON. Raises
+    ReplayError on a line that is not a replay record, naming its line number."""
     for number, line in enumerate(iter_lines(path), start=1):
         try:
-            record = decode_record(line)
+            record = decode(line)
         except (ValueError, RecursionError) as exc:
             raise ReplayError(f"{path}: line {number} is not a replay record: {exc}") from None
         yield line, record
@@ -273,7 +297,7 @@ def read_replay(path: Path) -> Replay:
     steps: list[Step] = []
     events: list[Event] = []
     footer: Footer | None = None
-    for _line, record in iter_records(path):
+    for _line, record in iter_records(path, decode_record):
         if isinstance(record, Header):
             header = record
         elif isinstance(record, Step):

@@ -1,6 +1,6 @@
 """``referee rerun``: play a replay's match again and compare it round by round.
 
-The same bot commands, the same match seed (so the same per-bot seeds), the same
+The same bot commands, the same match seed and the same per-bot seeds (as recorded), the same
 game parameters, time limits, fault limit and resource limits are used; the new
 match is written to a temporary replay and compared with the recorded one: every
 turn message, every action, every fault kind, every outcome, every event and the
@@ -25,7 +25,8 @@ from typing import Any
 
 import msgspec
 
-from .replay import Event, Footer, Header, ReplayError, iter_lines
+from .errors import ReplayError
+from .replay import Event, Footer, Header, iter_records
 from .verify import Step, decode_record
 
 
@@ -48,11 +49,8 @@ def _short(data: Any) -> str:
 
 
 def _records(path: Path) -> Iterator[Header | Step | Event | Footer]:
-    for number, line in enumerate(iter_lines(path), start=1):
-        try:
-            yield decode_record(line)
-        except (ValueError, RecursionError) as exc:
-            raise ReplayError(f"{path}: line {number} is not a replay record: {exc}") from None
+    for _line, record in iter_records(path, decode_record):
+        yield record
 
 
 def compare_replays(recorded: Path, rerun: Path) -> tuple[Divergence | None, int]:
@@ -168,6 +166,7 @@ def match_config_for(header: Header, replay: Path, sandbox: str | None) -> Any:
     return MatchConfig(
         game=header.game,
         seed=header.seed,
+        bot_seeds=[b.seed for b in header.bots],
         move_timeout=t.get("move_ms", 1000) / 1000,
         handshake_timeout=t.get("handshake_ms", 10000) / 1000,
         time_bank=t.get("bank_ms", 3000) / 1000,
@@ -183,13 +182,15 @@ def match_config_for(header: Header, replay: Path, sandbox: str | None) -> Any:
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
+    from .sandbox.registry import SANDBOX_CHOICES
+
     parser.add_argument("file", metavar="FILE", help="the recorded replay (.jsonl or .jsonl.gz)")
     parser.add_argument(
         "--keep", metavar="PATH", help="keep the new match's replay at PATH (default: discarded)"
     )
     parser.add_argument(
         "--sandbox",
-        choices=["auto", "bwrap", "unshare", "landlock", "basic"],
+        choices=SANDBOX_CHOICES,
         help="containment layer for the re-run (default auto; the recording's is shown)",
     )
 
@@ -197,8 +198,17 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import trio
 
-    from .cli import EXIT_BAD_REPLAY, EXIT_BOT_FAILED, EXIT_INTERNAL, EXIT_OK, CliError
-    from .match import BotSpec, SandboxFailure, UsageError, file_digest, run_match
+    from .bot_command import BotSpec, file_digest
+    from .errors import (
+        EXIT_BAD_REPLAY,
+        EXIT_BOT_FAILED,
+        EXIT_INTERNAL,
+        EXIT_OK,
+        CliError,
+        SandboxFailure,
+        UsageError,
+    )
+    from .match import run_match
 
     path = Path(args.file)
     try:

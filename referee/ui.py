@@ -9,20 +9,17 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from .match import MatchOutcome
-
-SCORE_LABELS = {
-    "final": "Final",
-    "standard": "Standard (70%)",
-    "anti_exploitation": "Anti-exploit (20%)",
-    "deception_efficiency": "Deception (10%)",
-}
+from .games import GAMES
+from .match import PlayedMatch
 
 
 class LiveProgress:
     """A progress bar with the live rate and the running score."""
 
-    def __init__(self, console: Console, total: int, labels: list[str]) -> None:
+    def __init__(
+        self, console: Console, total: int, labels: list[str], step_word: str = "round"
+    ) -> None:
+        self.step_word = step_word
         self.console = console
         self.labels = labels
         self.progress = Progress(
@@ -36,7 +33,7 @@ class LiveProgress:
             transient=True,
             refresh_per_second=8,
         )
-        self.task = self.progress.add_task("rounds", total=total, rate="", score="")
+        self.task = self.progress.add_task(f"{step_word}s", total=total, rate="", score="")
         self.started = time.monotonic()
 
     def __enter__(self) -> LiveProgress:
@@ -57,22 +54,28 @@ class LiveProgress:
         if points is not None and len(points) == len(self.labels):
             score = "  ".join(f"{lab} {p:+d}" for lab, p in zip(self.labels, points, strict=True))
         self.progress.update(
-            self.task, completed=step, rate=f"{step / elapsed:,.0f} rounds/s", score=score
+            self.task,
+            completed=step,
+            rate=f"{step / elapsed:,.0f} {self.step_word}s/s",
+            score=score,
         )
 
 
-def result_table(outcome: MatchOutcome) -> Table:
+def result_table(outcome: PlayedMatch) -> Table:
     header = outcome.header
     result = outcome.result
     names = [b.label or b.name or f"seat {b.seat}" for b in header.bots]
-    title = f"{header.game}: {result.steps:,} rounds, {result.reason}"
+    game = GAMES.get(header.game)
+    labels = game.score_labels if game is not None else {}
+    word = game.step_word if game is not None else "round"
+    title = f"{header.game}: {result.steps:,} {word}s, {result.reason}"
     table = Table(title=title, show_lines=False)
     table.add_column("")
     for name in names:
         table.add_column(name, justify="right")
     first = result.seats[0]
     for key in first.scores:
-        table.add_row(SCORE_LABELS.get(key, key), *[f"{s.scores[key]:+.4f}" for s in result.seats])
+        table.add_row(labels.get(key, key), *[f"{s.scores[key]:+.4f}" for s in result.seats])
     stat_rows = [
         ("net points", "points", "{:+d}"),
         ("wins", "wins", "{:d}"),
@@ -89,7 +92,7 @@ def result_table(outcome: MatchOutcome) -> Table:
     return table
 
 
-def winner_line(outcome: MatchOutcome) -> str:
+def winner_line(outcome: PlayedMatch) -> str:
     result = outcome.result
     if result.winner is None:
         return "Result: draw"

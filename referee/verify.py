@@ -17,16 +17,26 @@ anchor it.
 from __future__ import annotations
 
 import argparse
-import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import msgspec
 
+from .faults import ROUND_FAULTS, Fault, FaultKind, worst_status
 from .games import GAMES, Game
-from .games.base import Fault
-from .replay import FORMAT_NAME, FORMAT_VERSION, Event, Footer, Header, chain_line, unseal
+from .judge import Judge, is_fatal
+from .replay import (
+    FORMAT_NAME,
+    FORMAT_VERSION,
+    Event,
+    Footer,
+    GzipNote,
+    Header,
+    chain_line,
+    read_lines,
+    unseal,
+)
 
 NULL = b"null"
 
@@ -207,6 +217,8 @@ class _Verifier:
         self.deferred: list[Event] = []
         self.footer_seen = False
         self.step_faults: set[tuple[int, int, str]] = set()
+        self.judge: Judge | None = None  # re-judges the recorded reply times
+        self.disqualified: list[Event] = []
         self.stopped = False  # a problem that makes further checking meaningless
 
     def problem(
@@ -306,6 +318,12 @@ class _Verifier:
         self.report.game = header.game
         self.state = game.new_state(header.seed)
         self.decode_action = msgspec.json.Decoder(game.action_type).decode
+        self.judge = Judge(
+            game.seats,
+            header.time.get("move_ms", 0) / 1000,
+            header.time.get("bank_ms", 0) / 1000,
+            header.max_faults,
+        )
 
     def apply_ready_events(self) -> None:
         # The driver writes a step's record one step late, so a disqualification
@@ -323,6 +341,7 @@ class _Verifier:
             self.problem(RULES, number, event.n, f"event names seats {event.seats}")
             return
         self.deferred.append(event)
+        self.disqualified.append(event)
         self.apply_ready_events()
 
     def apply_event(self, event: Event) -> None:
@@ -373,6 +392,7 @@ class _Verifier:
                     msgspec.json.decode(obs), msgspec.json.decode(expected_obs), "obs"
                 )
                 bad(f"{diff or 'obs bytes differ from the rules encoding'}", seat)
+            self.check_time(seat, step.us[seat], fault, bad)
             if fault is not None:
                 self.step_faults.add((n, seat, fault.kind))
                 if act is not None:
@@ -386,9 +406,9 @@ class _Verifier:
             except (ValueError, RecursionError) as exc:
                 bad(f"act is not a valid action: {exc}", seat)
                 continue
-            why = game.check(state, seat, action)
-            if why is not None:
-                bad(f"act is illegal: {why}", seat)
+            refused = game.check(state, seat, action)
+            if refused is not None:
+                bad(f"act is illegal: {refused.detail}", seat)
                 continue
             if self.encode(action) != act:
                 bad("act is not the canonical encoding of the action", seat)
@@ -408,6 +428,118 @@ class _Verifier:
         if not self.report.problems:
             self.report.valid_rounds += 1
 
+    def check_time(
+        self, seat: int, us: int | None, fault: Fault | None, bad: Callable[..., None]
+    ) -> None:
+        """Replay the seat's clock: a reply the driver took must have come by its
+        deadline (move limit plus what was left of the bank), and the bank pays for
+        slow replies and is emptied by a timeout, as live."""
+        if self.judge is None:
+            return
+        clock = self.judge.clocks[seat]
+        if us is not None:
+            took = us / 1e6
+            # Latencies are recorded truncated to the microsecond: the slack covers
+            # a limit given in fractions of a millisecond.
+            if took > clock.move_s + clock.bank + 1e-3:
+                bad(
+                    f"a reply after {took:.3f} s was taken; the limit was "
+                    f"{clock.move_s:g} s + {clock.bank:.3f} s bank",
+                    seat,
+                )
+            clock.took(took)
+        if fault is not None and fault.kind == FaultKind.TIMEOUT:
+            clock.silent()
+
+    def check_disqualifications(self, number: int, footer: Footer) -> None:
+        """Re-judge the footer's faults in order: round faults count towards the
+        limit, a fault at the limit is ``too_many_faults``, and a seat goes out when
+        the rules say so and only then (the ``disqualified`` events)."""
+        assert self.game is not None and self.header is not None
+        seats = self.game.seats
+        judge = Judge(seats, 0.0, 0.0, self.header.max_faults)
+        dq_at: dict[int, list[int]] = {}
+        for event in self.disqualified:
+            dq_at.setdefault(event.n, []).extend(event.seats)
+        pending: set[int] = set()  # a fatal fault whose seat has not gone out yet
+
+        def problem(message: str) -> None:
+            self.problem(RULES, number, None, f"footer: {message}")
+
+        faults = footer.faults
+        i = 0
+        while i < len(faults):
+            n = faults[i].round
+            group = []
+            while i < len(faults) and faults[i].round == n:
+                group.append(faults[i])
+                i += 1
+            fatal: list[int] = []
+            asked: list[int] = []
+            recorded_too_many = set()
+            for f in group:
+                if not 0 <= f.seat < seats:
+                    problem(f"a fault names seat {f.seat}")
+                    return
+                if f.kind == FaultKind.TOO_MANY_FAULTS:
+                    recorded_too_many.add(f.seat)
+                    continue
+                judge.fault(f.seat, n, f.kind, f.detail)
+                if f.kind in ROUND_FAULTS:
+                    asked.append(f.seat)
+                elif is_fatal(f.kind) and f.seat not in fatal:
+                    fatal.append(f.seat)
+            before = len(judge.faults)
+            going = judge.must_go(asked, n, fatal)
+            too_many = {f.seat for f in judge.faults[before:]}
+            for seat in sorted(too_many - recorded_too_many):
+                problem(
+                    f"seat {seat} reached {judge.round_faults[seat]} round faults in round "
+                    f"{n} (limit {judge.max_faults}) without a too_many_faults fault"
+                )
+            for seat in sorted(recorded_too_many - too_many):
+                problem(
+                    f"a too_many_faults fault of seat {seat} in round {n} with "
+                    f"{judge.round_faults[seat]} round faults (limit {judge.max_faults})"
+                )
+            pending.update(s for s in going if not judge.out[s])
+            self.check_gone(n, dq_at.pop(n, []), judge, pending, problem)
+        for n, dq_seats in sorted(dq_at.items()):
+            self.check_gone(n, dq_seats, judge, pending, problem)
+        for seat in sorted(pending):
+            problem(f"seat {seat} has a fault that disqualifies but was never disqualified")
+        for seat, verdict in enumerate(footer.verdicts[:seats]):
+            mine = [f for f in faults if f.seat == seat]
+            if verdict.faults != mine:
+                problem(f"the verdict of seat {seat} lists other faults than the fault list")
+            if verdict.disqualified != judge.out[seat]:
+                problem(f"the verdict of seat {seat} says disqualified={verdict.disqualified}")
+            kinds = [f.kind for f in mine]
+            if verdict.escaped_processes:
+                kinds.append(FaultKind.ESCAPED_PROCESS)
+            if verdict.status != worst_status(kinds):
+                problem(
+                    f"the verdict of seat {seat} has status {verdict.status}; its faults give "
+                    f"{worst_status(kinds)}"
+                )
+
+    def check_gone(
+        self,
+        n: int,
+        dq_seats: list[int],
+        judge: Judge,
+        pending: set[int],
+        problem: Callable[[str], None],
+    ) -> None:
+        """The seats disqualified at step ``n`` must be those the rules put out."""
+        for seat in dq_seats:
+            if not 0 <= seat < len(judge.out):
+                continue  # reported by on_event
+            if seat not in pending:
+                problem(f"seat {seat} was disqualified at round {n} without a fault that says so")
+            pending.discard(seat)
+        judge.disqualify(dq_seats)
+
     def on_footer(self, number: int, footer: Footer) -> None:
         game = self.game
         if game is None:
@@ -424,6 +556,7 @@ class _Verifier:
             self.problem(RULES, number, None, f"footer: {diff}")
         else:
             self.report.result_matches = True
+        self.check_disqualifications(number, footer)
         recorded_faults = {(f.round, f.seat, f.kind) for f in footer.faults}
         missing = sorted(self.step_faults - recorded_faults)
         if missing:
@@ -476,51 +609,6 @@ def verify_replay(lines: Iterable[bytes]) -> VerifyReport:
 # -- reading files ----------------------------------------------------------------
 
 
-class _Truncated:
-    """Set when a gzip stream ends early (not an error: a killed referee)."""
-
-    def __init__(self) -> None:
-        self.gzip_cut = False
-        self.gzip_bad = False
-
-
-def read_lines(path: Path, note: _Truncated | None = None) -> Iterator[bytes]:
-    """Every line of a plain or gzip replay, the last one possibly without its
-    newline. Unlike ``replay.iter_lines`` the cut-off tail is kept, so the
-    verifier can say the file was truncated rather than silently shorter."""
-    f = open(path, "rb")  # noqa: SIM115 (closed below)
-    with f:
-        magic = f.read(2)
-        f.seek(0)
-        chunks = _gunzip(f, note) if magic == b"\x1f\x8b" else iter(lambda: f.read(1 << 20), b"")
-        pending = b""
-        for chunk in chunks:
-            pending += chunk
-            if b"\n" not in chunk:
-                continue
-            parts = pending.split(b"\n")
-            pending = parts.pop()
-            yield from (p + b"\n" for p in parts)
-        if pending:
-            yield pending
-
-
-def _gunzip(f: IO[bytes], note: _Truncated | None) -> Iterator[bytes]:
-    d = zlib.decompressobj(31)
-    while not d.eof:
-        data = f.read(1 << 20)
-        if not data:
-            if note is not None:
-                note.gzip_cut = True
-            return
-        try:
-            yield d.decompress(data)
-        except zlib.error:
-            if note is not None:
-                note.gzip_bad = True
-            return
-
-
 # -- the command -------------------------------------------------------------------
 
 
@@ -543,15 +631,16 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .cli import EXIT_BAD_REPLAY, EXIT_OK, CliError
+    from .errors import EXIT_BAD_REPLAY, EXIT_OK, CliError
 
     path = Path(args.file)
-    note = _Truncated()
+    note = GzipNote()
     try:
-        report = verify_replay(read_lines(path, note))
+        with open(path, "rb") as f:
+            report = verify_replay(read_lines(f, keep_cut=True, note=note))
     except OSError as exc:
         raise CliError(f"cannot read {path}: {exc.strerror or exc}", EXIT_BAD_REPLAY) from None
-    if note.gzip_bad:
+    if note.bad:
         report.problems.append(
             Problem(FORMAT, report.rounds + 1, None, "the gzip data is corrupt after this point")
         )

@@ -59,7 +59,7 @@ async def submit_then(
     ready: Callable[[], bool],
     then: Callable[[], Awaitable[None]],
     timeout: float = 30,
-) -> dict[str, Any]:
+) -> Any:
     """Submit ``job`` to a tournament executor and, while it plays, wait until
     ``ready()`` holds (checked every 10 ms, failing after ``timeout`` s), then await
     ``then()``; returns the match outcome."""
@@ -77,6 +77,15 @@ async def submit_then(
                 await trio.sleep(0.01)
         await then()
     return result["outcome"]
+
+
+@pytest.fixture
+def tmp_path(tmp_path: Path) -> Path:
+    """pytest's own, open to everyone: when the tests run as root, each bot runs as a
+    uid of its own and must be able to enter the directory that holds it, as a
+    tournament's bot directories must be (docs/security.md)."""
+    tmp_path.chmod(0o755)
+    return tmp_path
 
 
 def has_content(path: Path) -> bool:

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from referee.faults import FaultKind
 from referee.games.chaos import (
     MOVES,
     PAYOFF,
@@ -149,10 +150,14 @@ def test_check_rejects_bad_moves_and_round_mismatch():
     game = RoShamBo(rounds=5)
     state = game.new_state(0)
     assert game.check(state, 0, Action(real_move="rock")) is None
-    assert "not a move" in game.check(state, 0, Action(real_move="spock"))
-    assert "round" in game.check(state, 0, Action(real_move="rock", round=7))
+    illegal = game.check(state, 0, Action(real_move="spock"))
+    assert illegal is not None and illegal.kind is FaultKind.ILLEGAL_MOVE
+    assert "not a move" in illegal.detail
+    late = game.check(state, 0, Action(real_move="rock", round=7))
+    assert late is not None and late.kind is FaultKind.PROTOCOL_ERROR and "round" in late.detail
     reason = game.check(state, 0, Action(real_move="rock", shadow_request=True))
-    assert reason is not None and "shadow_move" in reason
+    assert reason is not None and reason.kind is FaultKind.ILLEGAL_MOVE
+    assert "shadow_move" in reason.detail
 
 
 def test_classic_variant_has_no_tokens():

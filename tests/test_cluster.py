@@ -286,8 +286,8 @@ def test_the_executor_reports_the_worker_playing_each_match(
             await ex.aclose()
 
     outcome, busy, after = trio.run(main)
-    assert outcome["reason"] == "complete" and outcome["steps"] == 100
-    assert Path(outcome["replay"]) == tmp_path / "m1.part.jsonl"
+    assert outcome.reason == "complete" and outcome.steps == 100
+    assert outcome.replay is not None and Path(outcome.replay) == tmp_path / "m1.part.jsonl"
     assert (tmp_path / "m1.part.jsonl").stat().st_size > 0
     assert busy[0].pid in {p.pid for p in cluster.workers} and busy[0].since is not None
     assert all(w.job is None for w in after) and sum(w.done for w in after) >= 1

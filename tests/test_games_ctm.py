@@ -12,6 +12,7 @@ import msgspec
 import pytest
 from conftest import ROOT, match_json, needs_node, played_cleanly, run_cli
 
+from referee.faults import FaultKind
 from referee.games import GAMES
 from referee.games.ctm import (
     Action,
@@ -177,7 +178,7 @@ def test_reveal_mismatch_loses_by_fault() -> None:
     step(game, state, Action(commitment=c0), Action(commitment=c1))
     lie = Action(hands=[SCISSORS, PAPER], salt=SALT_B.hex())
     why = game.check(state, 1, lie)
-    assert why is not None and "round" not in why
+    assert why is not None and why.kind is FaultKind.ILLEGAL_MOVE
     out = step(game, state, Action(hands=[ROCK, PAPER], salt=SALT_A.hex()), lie)
     assert out.faulted == [False, True]
     assert out.result.winner == 0 and out.result.reason == "fault"
@@ -202,7 +203,7 @@ def test_invalid_reveals(bad: Action) -> None:
     committed = hands_commitment(ROCK, ROCK, SALT_A) if bad.hands == [ROCK, ROCK] else "00" * 32
     step(game, state, Action(commitment=committed), Action(commitment="11" * 32))
     why = game.check(state, 0, bad)
-    assert why is not None and "round" not in why
+    assert why is not None and why.kind is FaultKind.ILLEGAL_MOVE
 
 
 def test_commit_format_and_step_echo() -> None:
@@ -212,7 +213,7 @@ def test_commit_format_and_step_echo() -> None:
         assert game.check(state, 0, Action(commitment=bad)) is not None
     assert game.check(state, 0, Action(commitment="ab" * 32)) is None
     why = game.check(state, 0, Action(commitment="ab" * 32, step=2))
-    assert why is not None and "round" in why  # filed as a protocol error
+    assert why is not None and why.kind is FaultKind.PROTOCOL_ERROR
     with pytest.raises(msgspec.ValidationError):
         msgspec.json.decode(b'{"commitment": "ab", "hash": 1}', type=Action)
 

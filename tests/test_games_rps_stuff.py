@@ -15,6 +15,7 @@ from conftest import ROOT, match_json, needs_node, played_cleanly, replay_steps,
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from referee.faults import FaultKind
 from referee.games import GAMES
 from referee.games.rps_stuff import (
     KINDS,
@@ -246,8 +247,9 @@ def test_skins_merge_limit_and_visibility() -> None:
     assert state.skins[0] == {"motto": "fair", "n": 1}
     big = Action(play="rock", skin={"x": "y" * 80})
     why = game.check(state, 0, big)
-    assert why is not None and "round" not in why
-    assert game.check(state, 0, Action(play="rock", step=99)) is not None
+    assert why is not None and why.kind is FaultKind.ILLEGAL_MOVE and "skin" in why.detail
+    late = game.check(state, 0, Action(play="rock", step=99))
+    assert late is not None and late.kind is FaultKind.PROTOCOL_ERROR
     with pytest.raises(msgspec.ValidationError):
         msgspec.json.decode(b'{"play": "Rock"}', type=Action)
     with pytest.raises(msgspec.ValidationError):

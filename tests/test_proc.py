@@ -10,7 +10,7 @@ import time
 import pytest
 from conftest import match_json, replay_steps
 
-from referee.match import cpu_placement
+from referee.placement import cpu_placement
 from referee.proc import LAUNCHER_TEXT_MAX, Multiplexer, StderrCapture
 from referee.sandbox import LAUNCH_TOKEN
 

@@ -341,3 +341,136 @@ def test_iocaine_timing_entry_point() -> None:
     assert all(0 < float(x) < 5000 for x in pair.groups()), proc.stdout
     mean_us = float(proc.stdout.split("mean", 1)[1].split("us")[0])
     assert mean_us < 5000, proc.stdout  # the bot aims at ~0.1 ms; this only catches blow-ups
+
+
+def _replies(argv: list[str], compact: bool, tmp_path: Path) -> list[dict]:
+    """A bot's replies to one fixed chaos match (hello, 300 turns, end), sent as
+    compact or as spaced JSON."""
+    moves = MOVES["chaos"]
+    rng = random.Random(26)
+    driver = Driver(argv, tmp_path / f"stderr-{compact}.log")
+    replies = []
+    try:
+        hello = {
+            "type": "hello",
+            "protocol": 1,
+            "game": "chaos",
+            "params": {"rounds": 300, "tokens": 50, "moves": moves},
+            "seat": 0,
+            "seats": 2,
+            "seed": 2026,
+            "time": {"handshake_ms": 10000, "move_ms": 1000, "bank_ms": 3000},
+        }
+        driver.send(hello, compact)
+        driver.read_line(STARTUP_S)
+        last_real, opp_tokens = None, 50
+        for rnd in range(1, 301):
+            opp_shown = None if rnd == 1 or rnd == 150 else rng.choice(moves)
+            if rnd % 5 == 0 and opp_tokens:
+                opp_tokens -= 1
+            turn = {
+                "type": "turn",
+                "round": rnd,
+                "opponent_last_visible": opp_shown,
+                "self_last_real": last_real,
+                "opponent_deception_bucket": _bucket(opp_tokens),
+            }
+            driver.send(turn, compact)
+            reply = _check_action(driver.read_line(STARTUP_S if rnd == 1 else MOVE_S), rnd, moves)
+            replies.append(reply)
+            last_real = reply["real_move"]
+        driver.send({"type": "end", "reason": "complete", "rounds": 300, "result": None}, compact)
+        assert driver.proc.wait(timeout=EXIT_S) == 0, driver.log()
+    finally:
+        driver.close()
+    return replies
+
+
+@pytest.mark.parametrize("name", ["random", "trickster", "random-js", "frequency-js"])
+def test_helper_reads_compact_and_spaced_turns_alike(name: str, tmp_path: Path) -> None:
+    # The helpers read the referee's compact turn lines without a JSON parser and
+    # any other line with one: both ways must give the bot the same turns.
+    bot = next((b for b in CATALOG if b["name"] == name), None)
+    if bot is None:
+        pytest.skip(f"no sample bot {name}")
+    argv = _argv(bot["command"])
+    compact = _replies(argv, True, tmp_path)
+    spaced = _replies(argv, False, tmp_path)
+    assert [r["real_move"] for r in compact] == [r["real_move"] for r in spaced]
+    assert [r.get("shadow_move") for r in compact] == [r.get("shadow_move") for r in spaced]
+    # Not a vacuous comparison: a bot whose moves never vary would pass it anyway.
+    assert len({r["real_move"] for r in compact}) > 1
+
+
+# -- the champion in-process ----------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def champ():
+    """The champion and the classic bots it is tested against, as modules."""
+    sys.path.insert(0, str(PY_BOTS))
+    try:
+        names = ["chaosbot", "champion", "rock", "random_bot", "beatlast", "markov", "mixed"]
+        yield {name: importlib.import_module(name) for name in names}
+    finally:
+        sys.path.remove(str(PY_BOTS))
+
+
+@pytest.mark.parametrize("game", ["chaos", "roshambo"])
+def test_champion_is_deterministic_for_a_seed(champ, game: str) -> None:
+    cb, cls = champ["chaosbot"], champ["champion"].Champion
+    other = champ["mixed"].Mixed
+    runs = [cb.play(cls, other, game=game, rounds=400, seeds=(5, 6)) for _ in range(2)]
+    assert runs[0]["real"] == runs[1]["real"] and runs[0]["shown"] == runs[1]["shown"]
+
+
+@pytest.mark.parametrize(
+    "opponent,cls_name",
+    [("markov", "Markov"), ("mixed", "Mixed")],
+)
+def test_champion_beats_classic_bots_in_roshambo(champ, opponent: str, cls_name: str) -> None:
+    cb, cls = champ["chaosbot"], champ["champion"].Champion
+    other = getattr(champ[opponent], cls_name)
+    for seat in (0, 1):
+        pair = (cls, other) if seat == 0 else (other, cls)
+        result = cb.play(*pair, game="roshambo", rounds=1000, seeds=(3, 4))
+        assert result["points"][seat] > 100, f"champion vs {opponent}, seat {seat}: {result}"
+
+
+@pytest.mark.parametrize("opponent,cls_name", [("rock", "Rock"), ("random_bot", "RandomBot")])
+def test_champion_spends_nothing_on_bots_that_ignore_history(
+    champ, opponent: str, cls_name: str
+) -> None:
+    cb, cls = champ["chaosbot"], champ["champion"].Champion
+    result = cb.play(cls, getattr(champ[opponent], cls_name), game="chaos", rounds=2000)
+    assert result["spent"][0] == 0, result["spent"]
+
+
+def test_champion_deceives_a_reactive_bot_paced_and_profitably(champ) -> None:
+    cb, cls = champ["chaosbot"], champ["champion"].Champion
+    rounds = 2000
+    result = cb.play(cls, champ["beatlast"].BeatLast, game="chaos", rounds=rounds, seeds=(1, 2))
+    spends = [
+        t
+        for t, (real, shown) in enumerate(zip(result["real"], result["shown"], strict=True))
+        if real[0] != shown[0]
+    ]
+    assert len(spends) >= 25, f"beat-last reacts to every shown move: spend on it ({spends})"
+    # Paced over the match: not all in the first rounds.
+    assert sum(t < rounds // 5 for t in spends) <= 15, spends
+    # The round after a shadow: beat-last answered the fake, and the champion beat that.
+    after = [cb.outcome(*result["real"][t + 1]) for t in spends if t + 1 < rounds]
+    assert sum(after) >= 0.9 * len(after), after
+
+
+def test_champion_timing_entry_point() -> None:
+    proc = subprocess.run(
+        [sys.executable, str(PY_BOTS / "champion.py"), "--selftest-timing", "1000"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    found = re.search(r"median ([0-9.]+) us\s+p99 ([0-9.]+) us", proc.stdout)
+    assert found is not None, proc.stdout
+    assert all(0 < float(x) < 50_000 for x in found.groups()), proc.stdout

@@ -25,7 +25,7 @@ import pytest
 from conftest import CI_REQUIRED_LAYERS, IN_CI, proc_files, run_cli, skip_or_fail
 
 from referee import sandbox
-from referee.sandbox import Limits
+from referee.sandbox import Limits, proctree
 
 ROOT = Path(__file__).resolve().parent.parent
 SECRET_VAR = "REFEREE_SANDBOX_TEST_SECRET"
@@ -279,12 +279,17 @@ NET_PROBE = """
         print("tcp: connected")
     except OSError as exc:
         print("tcp: blocked", type(exc).__name__)
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-        try:
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
             s.sendto(b"x", ("127.0.0.1", udp_port))
-            print("udp: sent")
-        except OSError as exc:
-            print("udp: blocked", type(exc).__name__)
+        print("udp: sent")
+    except OSError as exc:
+        print("udp: blocked", type(exc).__name__)
+    try:
+        socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP).close()
+        print("raw: opened")
+    except OSError as exc:
+        print("raw: blocked", type(exc).__name__)
 """
 
 
@@ -311,11 +316,14 @@ def test_network(layer: sandbox.Layer, spawn: Callable[..., Bot]) -> None:
             udp_reached = True
         except BlockingIOError:
             udp_reached = False
-    tcp_contained = "net" in layer.isolation or "tcp" in layer.isolation
+    tcp_contained = bool({"net", "tcp", "sockets"} & set(layer.isolation))
     assert ("tcp: blocked" in out) == tcp_contained, out
     assert tcp_reached == (not tcp_contained), out
-    # Landlock does not cover UDP: only a network namespace stops it.
-    assert udp_reached == ("net" not in layer.isolation), out
+    # Landlock does not cover UDP: a network namespace or the socket filter stops it.
+    udp_contained = bool({"net", "sockets"} & set(layer.isolation))
+    assert udp_reached == (not udp_contained), out
+    if "sockets" in layer.isolation:
+        assert "raw: blocked" in out, out
 
 
 FS_PROBE = """
@@ -345,7 +353,9 @@ def test_filesystem_view(layer: sandbox.Layer, spawn: Callable[..., Bot], tmp_pa
     assert bot.proc.returncode == 0, err
     assert (bot.scratch / "in-scratch.txt").read_text() == "scratch is writable"
     assert "own-dir: ['bot.py']" in out  # the bot's own directory is readable
-    if "fs" in layer.isolation:
+    # A bot of its own uid (the referee is root) gets only what anyone may: the
+    # secret is in the test's private temporary directory, outside in root's.
+    if "fs" in layer.isolation or "uid" in layer.isolation:
         assert "read-secret: blocked" in out, out
         # (Under bwrap the write may "succeed" into the sandbox's private /tmp.)
         assert not outside.exists()
@@ -458,7 +468,7 @@ def test_kill_tree_kills_a_setsid_fork_tree(
 def test_a_process_group_with_nobody_left_is_told_without_reading_proc(monkeypatch) -> None:
     child = subprocess.Popen(["sleep", "60"], start_new_session=True)
     try:
-        assert sandbox._group_members(child.pid) == [child.pid]  # found by the /proc scan
+        assert proctree._group_members(child.pid) == [child.pid]  # found by the /proc scan
     finally:
         child.kill()
         child.wait()
@@ -466,8 +476,8 @@ def test_a_process_group_with_nobody_left_is_told_without_reading_proc(monkeypat
     def no_scan(path: str) -> list[str]:
         raise AssertionError(f"listed {path}")
 
-    monkeypatch.setattr(sandbox.os, "listdir", no_scan)
-    assert sandbox._group_members(child.pid) == []  # reaped: the group is empty
+    monkeypatch.setattr(proctree.os, "listdir", no_scan)
+    assert proctree._group_members(child.pid) == []  # reaped: the group is empty
 
 
 def test_tree_usage_sees_a_grandchilds_memory_and_cpu(
@@ -553,7 +563,7 @@ def test_sweep_escaped_finds_a_setsid_escapee(
 def test_only_a_process_with_no_thread_left_counts_as_exiting() -> None:
     """sweep_escaped spares processes already inside exit (bwrap's pid 1 waiting for its
     namespace to empty); a zombie main thread with a live thread is not one of them."""
-    assert not sandbox._exiting(os.getpid())
+    assert not proctree._exiting(os.getpid())
     code = """if True:
         import ctypes, threading, time
         threading.Thread(target=time.sleep, args=(600,)).start()
@@ -565,15 +575,15 @@ def test_only_a_process_with_no_thread_left_counts_as_exiting() -> None:
         assert ghost.stdout is not None
         assert ghost.stdout.readline().startswith(b"daemon")
         wait_for(lambda: _state(ghost.pid) == b"Z", what="the main thread to end")
-        assert not sandbox._exiting(ghost.pid)
-        assert sandbox._identity(ghost.pid) is not None
+        assert not proctree._exiting(ghost.pid)
+        assert proctree._identity(ghost.pid) is not None
     finally:
         ghost.kill()
         ghost.wait()
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     wait_for(lambda: _state(dead.pid) == b"Z", what="the child to exit")
-    assert sandbox._exiting(dead.pid)
-    assert sandbox._identity(dead.pid) is None
+    assert proctree._exiting(dead.pid)
+    assert proctree._identity(dead.pid) is None
     dead.wait()
 
 
@@ -674,8 +684,8 @@ def test_every_launch_announces_the_bot_before_it_runs(
 
 
 FAKE_BWRAP = """#!/bin/sh
-# Passes the probes and the self-test (which starts `true`), then fails every bot as a
-# broken bubblewrap would, before starting it.
+# Passes the probes and the self-test (a shell that reads /proc/self/status), then
+# fails every bot as a broken bubblewrap would, before starting it.
 case "$1" in
   --version) echo "bubblewrap 0.8.0"; exit 0 ;;
   --help) echo "--disable-userns --size"; exit 0 ;;
@@ -683,7 +693,7 @@ esac
 while [ "$#" -gt 0 ] && [ "$1" != "--" ]; do shift; done
 shift
 case "$*" in
-  */true) exec "$@" ;;
+  */proc/self/status*) exec "$@" ;;
 esac
 echo "bwrap: Can't mount proc on /newroot/proc: Operation not permitted" >&2
 exit 1
@@ -696,7 +706,7 @@ FAKE_BWRAP_ERROR = "bwrap: Can't mount proc on /newroot/proc: Operation not perm
 def _with_fake_bwrap(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """``python -m referee ARGS`` with FAKE_BWRAP first on PATH."""
     try:
-        sandbox._require_userns()
+        sandbox.base.require_userns()
     except sandbox.SandboxError as exc:
         skip_or_fail(f"no user namespaces: {exc}")
     fake_dir = tmp_path / "fakebin"
@@ -771,3 +781,10 @@ def test_a_bot_that_starts_and_fails_to_run_is_the_bots_failure(
     proc = run_launch(_script_launch(layer, tmp_path, "#!/nonexistent/interpreter\n"))
     assert proc.returncode != 0
     assert proc.stderr.startswith(sandbox.LAUNCH_TOKEN), proc.stderr
+
+
+def test_the_registry_lists_every_layer_strongest_first_and_the_cli_offers_them() -> None:
+    assert sandbox.LAYERS == ("bwrap", "unshare", "landlock", "basic")
+    assert sandbox.SANDBOX_CHOICES == ("auto", *sandbox.LAYERS)
+    out = run_cli("match", "--help")
+    assert "{auto,bwrap,unshare,landlock,basic}" in out.stdout

@@ -88,6 +88,14 @@ def test_eight_bot_league(tmp_path: Path) -> None:
     results = json.loads((out / "results.json").read_text())
     pool = [m for m in results["matches"] if m["stage"] == "pool"]
     assert len(pool) == 8 * 7  # double round robin
+    # Where the league's CPU went: every part measured, the parts add up to the total.
+    cpu = brief["timing"]["cpu"]
+    assert cpu["matches"] == len(results["matches"])
+    parts = ["bots_thinking_s", "bots_startup_s", "referee_rounds_s", "referee_setup_s",
+             "referee_finish_s", "workers_other_s", "coordinator_s"]  # fmt: skip
+    assert all(cpu[k] > 0 for k in parts), cpu
+    assert abs(sum(cpu[k] for k in parts) - cpu["total_s"]) < 0.01, cpu
+    assert 0 < cpu["bots_thinking_share"] < 1, cpu
     pairs = {tuple(m["bots"]) for m in pool}
     assert len(pairs) == 56  # every ordered pair: seats swapped in leg 2
     rounds = results["bracket"]["rounds"]
@@ -111,6 +119,15 @@ def test_eight_bot_league(tmp_path: Path) -> None:
         rows = list(csv.DictReader(f))
     assert [r["name"] for r in rows] == seeds
     assert sum(r["finish"] == "champion" for r in rows) == 1
+    # Rank ranges and adjacent order probabilities, the same in both files.
+    for r, j in zip(rows, results["standings"], strict=True):
+        assert int(r["rank_low"]) <= int(r["rank"]) <= int(r["rank_high"])
+        assert (int(r["rank_low"]), int(r["rank_high"])) == (j["rank_low"], j["rank_high"])
+        assert (r["order_prob"] or None) == (
+            None if j["order_prob"] is None else str(j["order_prob"])
+        )
+    assert all(0.5 <= j["order_prob"] <= 1.0 for j in results["standings"][:-1])
+    assert results["standings"][-1]["order_prob"] is None
     with open(out / "results.csv") as f:
         assert len(list(csv.DictReader(f))) == len(results["matches"])
     assert not list((out / "replays").glob("*.part.jsonl"))
@@ -182,6 +199,33 @@ def _finished_matches(out: Path) -> dict[str, tuple[Any, ...]]:
         digest = hashlib.sha256(path.read_bytes()).hexdigest()
         finished[match_id] = (finished_at, result, info.st_ino, info.st_mtime_ns, digest)
     return finished
+
+
+def test_until_settled_plays_extra_pairs_and_resumes_to_the_same_result(tmp_path: Path) -> None:
+    """Extra seat-swapped pairs for uncertain adjacent orders, within the budget; a
+    run killed while settling and resumed ends exactly as an uninterrupted one."""
+    args = ["random", "cycler-c", "minimal-c", "markov-c", "--rounds", "200"]
+    args += ["--finalists", "0", "--seed", "5", "--until-settled", "8", "--quiet"]
+    whole = tmp_path / "whole"
+    _ok(referee(*args, "--out", str(whole), "-j", "2"))
+    a = without_timing(json.loads((whole / "results.json").read_text()))
+    extra = [m for m in a["matches"] if m["stage"] == "settle"]
+    assert 2 <= len(extra) <= 8 and len(extra) % 2 == 0
+    pool = [m for m in a["matches"] if m["stage"] == "pool"]
+    assert len(pool) == 12
+    # Each extra pair is two matches between adjacent bots with the seats swapped.
+    for first, second in zip(extra[::2], extra[1::2], strict=True):
+        assert first["bots"] == second["bots"][::-1]
+    ranks = {s["name"]: s["rank"] for s in a["standings"]}
+    assert all(abs(ranks[m["bots"][0]] - ranks[m["bots"][1]]) <= 3 for m in extra)
+    assert sum(s["played"] for s in a["standings"]) == 2 * (len(pool) + len(extra))
+
+    part = tmp_path / "part"
+    kill_after([*args, "--out", str(part), "-j", "2"], part, len(pool) + 1)
+    _ok(referee("--resume", str(part), "-j", "2", "--quiet"))
+    b = without_timing(json.loads((part / "results.json").read_text()))
+    assert a["matches"] == b["matches"]
+    assert a == b
 
 
 def test_a_crashing_bot_ranks_last_and_its_faults_are_listed(tmp_path: Path) -> None:

@@ -137,7 +137,7 @@ def test_spread_widens_a_confined_match_in_progress_to_every_cpu(tmp_path):
             await ex.aclose()
 
     outcome = trio.run(main)
-    assert outcome["steps"] == 150 and outcome["reason"] == "complete"
+    assert outcome.steps == 150 and outcome.reason == "complete"
     header = json.loads(replay.read_text().splitlines()[0])
     # Started on the worker's share (the name is taken at start) ...
     assert [b["name"] for b in header["bots"]] == [f"cpus{share}"] * 2, header["bots"]

@@ -59,6 +59,6 @@ def test_a_killed_worker_is_restarted_and_its_match_rerun(tmp_path: Path) -> Non
             await ex.aclose()
 
     outcome, info, victim = trio.run(main)
-    assert outcome["steps"] == 200 and outcome["reason"] == "complete"
+    assert outcome.steps == 200 and outcome.reason == "complete"
     assert info.restarts == 1 and info.done == 1 and info.pid != victim
-    assert [s["stats"]["faulted_rounds"] for s in outcome["seats"]] == [0, 0]
+    assert [s.stats["faulted_rounds"] for s in outcome.seats] == [0, 0]

@@ -20,7 +20,7 @@ from referee.tournament.schedule import (
     pool_plan,
     seed_order,
 )
-from referee.tournament.standings import cross_table, rank_pool
+from referee.tournament.standings import cross_table, meeting_of, rank_pool
 
 # -- pool ----------------------------------------------------------------------
 
@@ -230,6 +230,33 @@ def test_ratings_order_and_intervals() -> None:
     assert [(r.rating_low, r.rating_high) for r in again] == [
         (r.rating_low, r.rating_high) for r in rows
     ]
+
+
+def test_rank_ranges_and_order_probabilities() -> None:
+    """Two clear leaders that trade wins, then two clear laggards: the leaders'
+    ranks range over 1-2 and their order is a coin flip; the gap between second
+    and third is certain. Both legs of a meeting are resampled together."""
+    names = ["a", "b", "c", "d"]
+    games = []
+    for rep in range(4):
+        for x, y in ((0, 2), (0, 3), (1, 2), (1, 3), (2, 3)):
+            for leg in (1, 2):
+                seats = (x, y) if leg == 1 else (y, x)
+                fx = 1.0 if leg == 1 else -1.0
+                games.append(_game(f"r{rep}-{x}{y}-{leg}", *seats, fx, -fx))
+        # a and b split each meeting; who wins it depends on the repeat.
+        win = 0.5 if rep % 2 else -0.5
+        games.append(_game(f"r{rep}-01-1", 0, 1, win + 1.0, -win - 1.0))
+        games.append(_game(f"r{rep}-01-2", 1, 0, 1.0 - win, win - 1.0))
+    rows = rank_pool(names, games)
+    by = {r.name: r for r in rows}
+    assert [r.name for r in rows[:2]] in (["a", "b"], ["b", "a"])
+    assert (by["a"].rank_low, by["a"].rank_high) == (1, 2)
+    assert (by["b"].rank_low, by["b"].rank_high) == (1, 2)
+    assert rows[0].order_prob is not None and rows[0].order_prob < 0.9
+    assert rows[1].order_prob > 0.99
+    assert rows[3].order_prob is None
+    assert meeting_of("pool-01-02-1") == meeting_of("pool-01-02-2") == "pool-01-02"
 
 
 # -- config --------------------------------------------------------------------

@@ -18,10 +18,11 @@ from conftest import skip_or_fail
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from referee.faults import FaultRecord, Verdict
+from referee.faults import FaultKind, Verdict, worst_status
 from referee.games import GAMES
 from referee.games.base import Fault
 from referee.games.chaos import MOVE_INDEX, MOVES, PAYOFF, Action
+from referee.judge import Judge
 from referee.replay import (
     FORMAT_NAME,
     FORMAT_VERSION,
@@ -80,8 +81,8 @@ def build_replay(
             )
         )
     ]
-    fault_records: list[FaultRecord] = []
-    verdicts = [Verdict(), Verdict()]
+    # Faults and disqualifications as the driver's judge records them.
+    judge = Judge(2, move_s=1.0, bank_s=3.0, max_faults=1000)
     while not game.finished(state):
         n = game.step_number(state)
         obs: list[msgspec.Raw | None] = [None, None]
@@ -92,10 +93,7 @@ def build_replay(
             obs[seat] = msgspec.Raw(enc(game.observe(state, seat)))
             action = strategy(seat, n)
             if action is None:
-                faults[seat] = Fault("timeout", "no reply")
-                rec = FaultRecord(round=n, seat=seat, kind="timeout", detail="no reply")
-                fault_records.append(rec)
-                verdicts[seat].faults.append(rec)
+                faults[seat] = judge.fault(seat, n, FaultKind.TIMEOUT, "no reply")
             else:
                 assert game.check(state, seat, action) is None
                 actions[seat] = action
@@ -108,12 +106,20 @@ def build_replay(
         if dq is not None and dq[0] == n:
             game.disqualify(state, dq[1])
             for seat in dq[1]:
-                verdicts[seat].disqualified = True
+                judge.fault(seat, n, FaultKind.CRASH, "the bot exited (exit code 1)")
+            judge.disqualify(dq[1])
             lines.append(writer.write(Event(n=n, kind="disqualified", seats=dq[1])))
     footer = Footer(
         result=game.result(state),
-        verdicts=verdicts,
-        faults=fault_records,
+        verdicts=[
+            Verdict(
+                status=worst_status([f.kind for f in judge.seat_faults[seat]]),
+                disqualified=judge.out[seat],
+                faults=judge.seat_faults[seat],
+            )
+            for seat in (0, 1)
+        ],
+        faults=judge.faults,
         ended="2026-01-01T00:00:01Z",
         wall_s=0.5,
     )

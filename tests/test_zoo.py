@@ -131,6 +131,7 @@ class Probes:
         sibling.mkdir()
         self.secret = sibling / "secret.txt"
         self.secret.write_text("sibling-secret-42\n")
+        self.secret.chmod(0o600)  # another bot's own file
         self.target = outside / "written-by-bot.txt"
 
     def places(self, python: str, c_bin: Path | None) -> dict[str, str]:
@@ -223,7 +224,9 @@ def _batch(
 ) -> dict[str, Run]:
     if layer.name in store:
         return store[layer.name]
-    probes = Probes(tmp_path_factory.mktemp(f"zoo-{layer.name}"))
+    probe_dir = tmp_path_factory.mktemp(f"zoo-{layer.name}")
+    probe_dir.chmod(0o755)  # as the tmp_path fixture of conftest.py
+    probes = Probes(probe_dir)
     places = probes.places(sys.executable, c_bin)
     rock = [part.format(**places) for part in catalog.BY_NAME["rock"].argv]
     runs: dict[str, Run] = {}
@@ -297,6 +300,12 @@ def _check(run: Run, expect: Expect) -> None:
     assert run.result is not None, f"{run.error}\nreferee stderr:\n{run.stderr}"
     result = run.result
     assert result["containment"]["layer"] == run.layer.name
+    # The record names who the bots ran as, and that they held no capability.
+    uids = result["containment"]["bot_uids"]
+    assert result["containment"]["capabilities"] == []
+    assert len(uids) == 2 and 0 not in uids, uids
+    if os.geteuid() == 0:
+        assert uids[0] != uids[1], uids  # a uid of its own per bot
     seat = next(s for s in result["seats"] if s["seat"] == 0)
     verdict = seat["verdict"]
     context = f"verdict: {json.dumps(verdict, indent=1)[:3000]}"
@@ -327,14 +336,15 @@ def _check_probe_side_effects(run: Run) -> None:
     isolation = set(run.layer.isolation)
     name = run.bot.name
     if name == "tcp_connect":
-        contained = "net" in isolation or "tcp" in isolation
+        contained = bool({"net", "tcp", "sockets"} & isolation)
         assert (run.tcp_connections == 0) == contained, run.tcp_connections
     elif name == "udp_send":
-        assert (run.udp_datagrams == 0) == ("net" in isolation), run.udp_datagrams
+        contained = bool({"net", "sockets"} & isolation)
+        assert (run.udp_datagrams == 0) == contained, run.udp_datagrams
     elif name == "write_outside":
         target = Path(run.places["target"])
         written = target.exists()
         target.unlink(missing_ok=True)
         for stray in catalog.ZOO_DIR.glob(".zoo-write-*"):
             stray.unlink()
-        assert written == ("fs" not in isolation)
+        assert written == ("fs" not in isolation and "uid" not in isolation)

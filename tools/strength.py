@@ -1,108 +1,295 @@
-"""Strength table of the sample bots: real 10,000-round matches through the CLI.
+"""Strength tables of the sample bots: real matches through the CLI.
 
-    python tools/strength.py [--rounds 10000] [--seeds 1 2] [-j 2]
+    python tools/strength.py [--part classic chaos gain timing] [-j 2]
+        [--classic-seeds 10] [--chaos-seeds 2] [--gain-seeds 4]
 
-Prints markdown tables: Iocaine against every other sample bot (both seats, each
-seed), and the trickster's standard score with tokens on and off against the
-Markov and frequency bots, and what the sceptic and Markov lose to the trickster.
-Used for docs/bots.md; the test suite checks the same claims on shorter matches.
+Prints markdown tables (used for docs/bots.md):
+
+* classic: the champion and Iocaine against every sample bot that plays
+  RoShamBo, 1000 throws a match (as the original competitions), seeds 1..N with
+  the seats alternating; mean net points per match with a 95% interval;
+* chaos: the same in Chaos League, 10,000 rounds, with Final scores;
+* gain: the champion, Iocaine and the trickster against the prediction-based
+  bots (markov, frequency, iocaine, pattern-rs, champion), each match played
+  with 50 tokens and with --tokens 0 on the same seed: the Final-score gain the
+  tokens bring (95% interval), the deception efficiency and the tokens spent;
+* timing: the champion's per-move CPU time over a 20,000-round match in-process
+  (median, p99), and its whole CPU time in a real 20,000-round match.
+
+Matches between two Python sample bots are played in-process with the helper's
+``chaosbot.play`` (the same rules, no pipes; scored by the referee's own
+scoring model) unless --cli is given; every other match runs through
+``referee match``. On a busy two-CPU machine that is the difference between
+minutes and hours: a pipe round trip waits for the scheduler, a function call
+does not.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
+import statistics
 import subprocess
 import sys
-from concurrent.futures import ThreadPoolExecutor
+import tomllib
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+PY_BOTS = ROOT / "sample_bots" / "python"
+IN_PROCESS = True  # --cli turns it off
+SUBJECTS = ("champion", "iocaine")
+PREDICTORS = ("markov", "frequency", "iocaine", "pattern-rs", "champion")
+DECEIVERS = ("champion", "iocaine", "trickster")
+# Two-sided 95% quantiles of Student's t by degrees of freedom (normal beyond 30).
+T95 = {1: 12.71, 2: 4.30, 3: 3.18, 4: 2.78, 5: 2.57, 6: 2.45, 7: 2.36, 8: 2.31, 9: 2.26}
+T95 |= {10: 2.23, 12: 2.18, 15: 2.13, 20: 2.09, 25: 2.06, 30: 2.04}
 
 
-def match(a: str, b: str, rounds: int, seed: int, tokens: int | None = None) -> dict:
-    cmd = [
-        sys.executable,
-        "-m",
-        "referee",
-        "match",
-        a,
-        b,
-        "--rounds",
-        str(rounds),
-        "--seed",
-        str(seed),
-        "--json",
-        "--no-replay",
+def t95(df: int) -> float:
+    if df <= 0:
+        return math.inf
+    known = [d for d in sorted(T95) if d <= df]
+    return T95[known[-1]] if df <= 30 else 1.96
+
+
+def interval(xs: list[float]) -> tuple[float, float]:
+    """Mean and the half-width of its 95% interval (Student's t)."""
+    mean = statistics.fmean(xs)
+    if len(xs) < 2:
+        return mean, math.inf
+    return mean, t95(len(xs) - 1) * statistics.stdev(xs) / math.sqrt(len(xs))
+
+
+def _catalog() -> list[dict]:
+    text = (ROOT / "sample_bots" / "catalog.toml").read_text(encoding="utf-8")
+    return list(tomllib.loads(text)["bot"])
+
+
+def catalog(game: str) -> list[str]:
+    return [b["name"] for b in _catalog() if game in b["games"]]
+
+
+def python_class(name: str) -> type | None:
+    """The bot class of a Python sample bot (for in-process play), else None."""
+    entry = next((b for b in _catalog() if b["name"] == name), None)
+    if entry is None or entry["language"] != "python" or len(entry["command"]) != 2:
+        return None
+    import importlib
+
+    if str(PY_BOTS) not in sys.path:
+        sys.path.insert(0, str(PY_BOTS))
+    chaosbot = importlib.import_module("chaosbot")
+    module = importlib.import_module(Path(entry["command"][1]).stem)
+    for value in vars(module).values():
+        if (
+            isinstance(value, type)
+            and issubclass(value, chaosbot.Bot)
+            and value.__module__ == module.__name__
+            and getattr(value, "name", None) == name
+        ):
+            return value
+    return None
+
+
+def in_process(a: type, b: type, game: str, rounds: int, seed: int, tokens: int | None) -> dict:
+    """A match played with chaosbot.play and scored by the referee's scoring model,
+    in the shape of ``referee match --json`` (only the fields used here)."""
+    import chaosbot
+
+    from referee.games.chaos import MOVE_INDEX, ChaosHistory
+    from referee.games.chaos_scoring import score_match
+
+    r = chaosbot.play(a, b, game=game, rounds=rounds, seeds=(2 * seed, 2 * seed + 1), tokens=tokens)
+    codes = bytes(MOVE_INDEX[x] * 6 + MOVE_INDEX[y] for x, y in r["real"])
+    shadows = [
+        (t, seat, MOVE_INDEX[shown[seat]])
+        for t, (real, shown) in enumerate(zip(r["real"], r["shown"], strict=True))
+        for seat in (0, 1)
+        if shown[seat] != real[seat]  # the sample bots never "shadow" with the real move
     ]
+    start = 50 if game == "chaos" and tokens is None else (tokens or 0)
+    history = ChaosHistory(
+        codes, shadows, start, rounds, (False, False), 5 if game == "chaos" else 3
+    )
+    scores = score_match(history)
+    return {
+        "seats": [
+            {
+                "scores": scores[seat],
+                "stats": {"points": r["points"][seat], "tokens_spent": r["spent"][seat]},
+            }
+            for seat in (0, 1)
+        ]
+    }
+
+
+def match(a: str, b: str, game: str, rounds: int, seed: int, tokens: int | None = None) -> dict:
+    if IN_PROCESS:
+        ca, cb = python_class(a), python_class(b)
+        if ca is not None and cb is not None:
+            return in_process(ca, cb, game, rounds, seed, tokens)
+    cmd = [sys.executable, "-m", "referee", "match", a, b, "--game", game]
+    cmd += ["--rounds", str(rounds), "--seed", str(seed), "--json", "--no-replay"]
     if tokens is not None:
         cmd += ["--tokens", str(tokens)]
     out = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, check=True)
-    return json.loads(out.stdout)
+    return dict(json.loads(out.stdout))
 
 
-def points(result: dict, seat: int) -> int:
-    return int(result["seats"][seat]["stats"]["points"])
+def seat_result(result: dict, seat: int) -> dict:
+    s = result["seats"][seat]
+    return {"points": s["stats"]["points"], "spent": s["stats"]["tokens_spent"], **s["scores"]}
+
+
+def play(subject: str, opp: str, game: str, rounds: int, seed: int, tokens: int | None) -> dict:
+    """The subject's seat result; seats alternate with the seed."""
+    seat = (seed - 1) % 2
+    pair = (subject, opp) if seat == 0 else (opp, subject)
+    return seat_result(match(*pair, game, rounds, seed, tokens), seat)
+
+
+def _play_job(job: tuple) -> dict:
+    return play(*job)
+
+
+def field_table(game: str, rounds: int, seeds: int, jobs: int) -> None:
+    opponents = catalog(game)
+    jobs_list = [(s, o, k) for s in SUBJECTS for o in opponents if o != s for k in range(seeds)]
+    with ProcessPoolExecutor(jobs) as pool:
+        rows = list(
+            pool.map(_play_job, [(s, o, game, rounds, k + 1, None) for s, o, k in jobs_list])
+        )
+    res: dict[tuple[str, str], list[dict]] = {}
+    for (s, o, _), r in zip(jobs_list, rows, strict=True):
+        res.setdefault((s, o), []).append(r)
+    name = "Chaos League" if game == "chaos" else "RoShamBo"
+    print(
+        f"\n{name}, {rounds:,} rounds a match, seeds 1..{seeds} (seats alternate): "
+        "mean net points per match, 95% interval"
+        + (", and mean Final" if game == "chaos" else "")
+        + ":\n"
+    )
+    head = " | ".join(
+        f"{s} points" + (f" | {s} Final" if game == "chaos" else "") for s in SUBJECTS
+    )
+    print(f"| opponent | {head} |")
+    print("|---|" + "---:|" * (len(SUBJECTS) * (2 if game == "chaos" else 1)))
+    means: dict[str, list[float]] = {s: [] for s in SUBJECTS}
+    worst: dict[str, tuple[float, str]] = {}
+    for o in opponents:
+        cells = []
+        for s in SUBJECTS:
+            if o == s:
+                cells.append("—" + (" | —" if game == "chaos" else ""))
+                continue
+            pts = [float(r["points"]) for r in res[(s, o)]]
+            mean, half = interval(pts)
+            if o not in SUBJECTS:
+                means[s].append(mean)
+            if s not in worst or mean < worst[s][0]:
+                worst[s] = (mean, o)
+            cell = f"{mean:+.0f} ± {half:.0f}"
+            if game == "chaos":
+                cell += f" | {statistics.fmean(r['final'] for r in res[(s, o)]):+.3f}"
+            cells.append(cell)
+        print(f"| {o} | " + " | ".join(cells) + " |")
+    field = len(opponents) - len(SUBJECTS)
+    print(f"\nMean over the {field} other sample bots (neither subject):")
+    for s in SUBJECTS:
+        print(f"- {s}: {statistics.fmean(means[s]):+.1f} net points per match")
+    a, b = (statistics.fmean(means[s]) for s in SUBJECTS)
+    print(f"- ratio {SUBJECTS[0]} / {SUBJECTS[1]}: {a / b:.3f}")
+    for s in SUBJECTS:
+        print(f"- {s}'s worst opponent: {worst[s][1]} ({worst[s][0]:+.0f})")
+
+
+def gain_table(rounds: int, seeds: int, jobs: int) -> None:
+    jobs_list = [
+        (s, o, k, tok)
+        for s in DECEIVERS
+        for o in PREDICTORS
+        for k in range(seeds)
+        for tok in (50, 0)
+    ]
+    with ProcessPoolExecutor(jobs) as pool:
+        rows = list(
+            pool.map(_play_job, [(s, o, "chaos", rounds, k + 1, tok) for s, o, k, tok in jobs_list])
+        )
+    res = {(s, o, k, tok): r for (s, o, k, tok), r in zip(jobs_list, rows, strict=True)}
+    print(
+        f"\nTokens against prediction-based bots: Chaos League, {rounds:,} rounds, seeds "
+        f"1..{seeds} (seats alternate), each match played with 50 tokens and with "
+        "--tokens 0 on the same seed. Gain = Final with tokens minus Final without, "
+        "mean with a 95% interval; DE = deception efficiency with tokens:\n"
+    )
+    print("| bot | opponent | Final gain | points gain | DE | tokens spent |")
+    print("|---|---|---:|---:|---:|---:|")
+    summary = []
+    for s in DECEIVERS:
+        all_gain, all_de = [], []
+        for o in PREDICTORS:
+            on = [res[(s, o, k, 50)] for k in range(seeds)]
+            off = [res[(s, o, k, 0)] for k in range(seeds)]
+            gain = [a["final"] - b["final"] for a, b in zip(on, off, strict=True)]
+            pts = [a["points"] - b["points"] for a, b in zip(on, off, strict=True)]
+            de = [a["deception_efficiency"] for a in on]
+            all_gain += gain
+            all_de += de
+            g, gh = interval(gain)
+            print(
+                f"| {s} | {o} | {g:+.4f} ± {gh:.4f} | {statistics.fmean(pts):+.0f} "
+                f"| {statistics.fmean(de):+.4f} | {statistics.fmean(a['spent'] for a in on):.0f} |"
+            )
+        g, gh = interval(all_gain)
+        summary.append((s, g, gh, statistics.fmean(all_de)))
+    print(f"\nOver all {len(PREDICTORS)} opponents:\n")
+    print("| bot | Final gain from tokens (95% interval) | mean deception efficiency |")
+    print("|---|---:|---:|")
+    for s, g, gh, de in summary:
+        print(f"| {s} | {g:+.4f} ± {gh:.4f} | {de:+.4f} |")
+
+
+def timing(rounds: int) -> None:
+    bot = ROOT / "sample_bots" / "python" / "champion.py"
+    out = subprocess.run(
+        [sys.executable, str(bot), "--selftest-timing", str(rounds)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    print(f"\nChampion per-move CPU time, in-process, {rounds:,} rounds:\n")
+    print("```\n" + out.strip() + "\n```")
+    r = match("champion", "iocaine", "chaos", rounds, 1)
+    cpu = {s["label"]: s["verdict"]["cpu_s"] for s in r["seats"]}
+    print(
+        f"\nA real {rounds:,}-round match (champion vs iocaine, seed 1): champion's CPU "
+        f"{cpu['champion']:.2f} s (Iocaine's {cpu['iocaine']:.2f} s), wall {r['wall_s']:.1f} s."
+    )
 
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--rounds", type=int, default=10_000)
-    p.add_argument("--seeds", type=int, nargs="+", default=[1, 2])
+    p.add_argument("--part", nargs="+", default=["classic", "chaos", "gain", "timing"])
+    p.add_argument("--classic-seeds", type=int, default=10)
+    p.add_argument("--chaos-seeds", type=int, default=2)
+    p.add_argument("--gain-seeds", type=int, default=4)
+    p.add_argument("--chaos-rounds", type=int, default=10_000)
+    p.add_argument("--timing-rounds", type=int, default=20_000)
     p.add_argument("-j", type=int, default=2)
+    p.add_argument("--cli", action="store_true", help="every match through referee match")
     args = p.parse_args()
-    opponents = [
-        "random",
-        "rock",
-        "cycler",
-        "frequency",
-        "markov",
-        "trickster",
-        "sceptic",
-        "markov-c",
-        "cycler-c",
-        "frequency-js",
-        "random-js",
-        "pattern-rs",
-    ]
-    jobs = [(o, s, seat) for o in opponents for s in args.seeds for seat in (0, 1)]
-
-    def run(job: tuple[str, int, int]) -> tuple[str, int]:
-        opp, seed, seat = job
-        pair = ("iocaine", opp) if seat == 0 else (opp, "iocaine")
-        return opp, points(match(*pair, args.rounds, seed), seat)
-
-    with ThreadPoolExecutor(args.j) as pool:
-        rows = list(pool.map(run, jobs))
-    print(
-        f"Iocaine's net points per {args.rounds:,}-round match (seeds {args.seeds}, both seats):\n"
-    )
-    print("| opponent | matches | mean net points | min | max | share of rounds |")
-    print("|---|---:|---:|---:|---:|---:|")
-    for opp in opponents:
-        pts = [p for o, p in rows if o == opp]
-        mean = sum(pts) / len(pts)
-        print(
-            f"| {opp} | {len(pts)} | {mean:+.0f} | {min(pts):+d} | {max(pts):+d} "
-            f"| {mean / args.rounds:+.1%} |"
-        )
-
-    print("\nTrickster's net points (seat 0) with tokens on (50) and off (0):\n")
-    print("| opponent | seed | tokens 50 | tokens 0 |")
-    print("|---|---:|---:|---:|")
-    for opp in ("markov", "frequency"):
-        for seed in args.seeds:
-            on = points(match("trickster", opp, args.rounds, seed), 0)
-            off = points(match("trickster", opp, args.rounds, seed, tokens=0), 0)
-            print(f"| {opp} | {seed} | {on:+d} | {off:+d} |")
-    print("\nWhat each loses to the trickster (its net points, seat 1):\n")
-    print("| bot | seed | net points vs trickster |")
-    print("|---|---:|---:|")
-    for opp in ("sceptic", "markov"):
-        for seed in args.seeds:
-            print(
-                f"| {opp} | {seed} | {points(match('trickster', opp, args.rounds, seed), 1):+d} |"
-            )
+    global IN_PROCESS
+    IN_PROCESS = not args.cli
+    if "classic" in args.part:
+        field_table("roshambo", 1000, args.classic_seeds, args.j)
+    if "chaos" in args.part:
+        field_table("chaos", args.chaos_rounds, args.chaos_seeds, args.j)
+    if "gain" in args.part:
+        gain_table(args.chaos_rounds, args.gain_seeds, args.j)
+    if "timing" in args.part:
+        timing(args.timing_rounds)
     return 0
 
 

@@ -14,24 +14,28 @@ from __future__ import annotations
 
 import abc
 import inspect
+import random
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, Generic, TypeVar
 
 import msgspec
+
+from ..faults import Fault, FaultKind
 
 StateT = TypeVar("StateT")
 
 _encode = msgspec.json.Encoder().encode
 
 
-class Fault(msgspec.Struct, frozen=True, omit_defaults=True):
-    """A seat's failure to give a valid action, or worse.
+def illegal(detail: str) -> Fault:
+    """``check``'s answer for a well-formed action the rules do not allow now."""
+    return Fault(FaultKind.ILLEGAL_MOVE, detail)
 
-    ``kind`` is one of the names in ``referee.faults``; ``detail`` is for humans.
-    """
 
-    kind: str
-    detail: str = ""
+def wrong_step(detail: str) -> Fault:
+    """``check``'s answer for a reply that names another step than the one asked:
+    a protocol error, not a move."""
+    return Fault(FaultKind.PROTOCOL_ERROR, detail)
 
 
 class SeatResult(msgspec.Struct, frozen=True):
@@ -70,6 +74,24 @@ class Game(abc.ABC, Generic[StateT]):
     # True when exactly two seats act at every step for as long as both are in
     # (Chaos League, RoShamBo): the driver then uses its two-seat round loop.
     pair_every_step: ClassVar[bool] = False
+
+    # How the game describes itself to generic code (tables, tournaments), so that
+    # adding a game touches only referee/games/ and its docs:
+    # - a pair game's ranking in a tournament: the score key whose mean ranks the
+    #   bots, then the one that breaks ties (each falls back to the first score);
+    ranking_keys: ClassVar[tuple[str, str] | None] = None
+    # - a table game's tie-break between bots level on mean placement: (score key,
+    #   whether lower is better); None: the first score, higher better;
+    tiebreak: ClassVar[tuple[str, bool] | None] = None
+    # - labels of score keys in result tables (keys without one show as they are);
+    score_labels: ClassVar[dict[str, str]] = {}
+    # - the word for one step in progress and result lines.
+    step_word: ClassVar[str] = "round"
+
+    def length(self) -> int:
+        """The number of steps the game is planned to last; 0 when it is not known in
+        advance (e.g. Liar's Dice). For progress bars only."""
+        return 0
 
     @classmethod
     def create(cls, seats: int, params: dict[str, Any]) -> Game[Any]:
@@ -124,8 +146,15 @@ class Game(abc.ABC, Generic[StateT]):
         return self.encode_turn(state, 0), self.encode_turn(state, 1)
 
     @abc.abstractmethod
-    def check(self, state: StateT, seat: int, action: Any) -> str | None:
-        """None when the decoded action is legal now, else why it is not."""
+    def check(self, state: StateT, seat: int, action: Any) -> Fault | None:
+        """None when the decoded action is legal now, else the fault: its kind
+        (``wrong_step``: a reply for another step; ``illegal``: a move the rules do
+        not allow now) and why."""
+
+    @abc.abstractmethod
+    def random_action(self, state: StateT, seat: int, rng: random.Random) -> Any:
+        """A legal action for ``seat`` now, chosen with ``rng``: what a random bot
+        would play. For conformance tests and fuzzing, never for judging."""
 
     @abc.abstractmethod
     def resolve(self, state: StateT, actions: Sequence[Any | None]) -> msgspec.Struct:

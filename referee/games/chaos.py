@@ -1,6 +1,7 @@
 """Chaos League: Rock-Paper-Scissors-Lizard-Spock with deception tokens.
 
-All of the rules live here (scoring components in ``chaos_scoring``). Also the
+All of the rules live here (scoring components in ``chaos_scoring``, moves, payoffs
+and the match history in ``chaos_history``). Also the
 classic three-move RoShamBo, which is the same game with three moves and no
 tokens.
 
@@ -24,56 +25,29 @@ Rules as implemented (see protocol/README.md for the bot's view):
 
 from __future__ import annotations
 
-import functools
-from bisect import bisect_left
+import random
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any, ClassVar, Literal
 
 import msgspec
 
-from .base import Game, GameResult, SeatResult
-
-MOVES: tuple[str, ...] = ("rock", "paper", "scissors", "lizard", "spock")
-CLASSIC_MOVES: tuple[str, ...] = MOVES[:3]
-MOVE_INDEX = {name: i for i, name in enumerate(MOVES)}
-
-# What each move defeats (standard RPSLS).
-DEFEATS: dict[str, tuple[str, ...]] = {
-    "rock": ("scissors", "lizard"),  # crushes scissors, crushes lizard
-    "paper": ("rock", "spock"),  # covers rock, disproves spock
-    "scissors": ("paper", "lizard"),  # cut paper, decapitate lizard
-    "lizard": ("paper", "spock"),  # eats paper, poisons spock
-    "spock": ("scissors", "rock"),  # smashes scissors, vaporizes rock
-}
-
-# PAYOFF[a][b]: points for playing a against b.
-PAYOFF: tuple[tuple[int, ...], ...] = tuple(
-    tuple(1 if b in DEFEATS[a] else (-1 if a in DEFEATS[b] else 0) for b in MOVES) for a in MOVES
+from ..faults import Fault
+from .base import Game, GameResult, SeatResult, illegal, wrong_step
+from .chaos_history import (
+    _CODES,
+    CLASSIC_MOVES,
+    CODE_POINTS,
+    MOVE_INDEX,
+    MOVES,
+    NONE,
+    ChaosHistory,
 )
+from .chaos_history import DEFEATS as DEFEATS
+from .chaos_history import PAYOFF as PAYOFF
 
 Move = Literal["rock", "paper", "scissors", "lizard", "spock"]
 Bucket = Literal["HIGH", "MEDIUM", "LOW", "EMPTY"]
-
-# The history keeps one byte a round: ``code = real0 * 6 + real1``, where a move
-# index is 0-4 and NONE (5) stands for "no move" (a faulted round). Shown moves
-# differ from real ones only where a token was spent, at most ``tokens`` times per
-# seat, so those are kept apart as a short list.
-NONE = 5
-_CODES = 36
-
-
-def _code_points(code: int) -> tuple[int, int]:
-    """Points of a round from its history code (the rule for faulted rounds too)."""
-    m0, m1 = divmod(code, 6)
-    if m0 < NONE and m1 < NONE:
-        return PAYOFF[m0][m1], -PAYOFF[m0][m1]
-    return (1 if m0 < NONE else -1), (1 if m1 < NONE else -1)
-
-
-CODE_POINTS: tuple[tuple[int, int], ...] = tuple(_code_points(c) for c in range(_CODES))
-# The real moves of a code, -1 for "no move" (as scoring expects).
-_CODE_REAL = tuple(tuple(-1 if m == NONE else m for m in divmod(c, 6)) for c in range(_CODES))
 
 
 def bucket(tokens: int) -> Bucket:
@@ -201,81 +175,6 @@ class ChaosState:
         ]
 
 
-class ChaosHistory(msgspec.Struct, frozen=True):
-    """The rounds of a match as the rules keep them: the scoring model's input.
-
-    One code a round (``real0 * 6 + real1``, NONE for no move; see CODE_POINTS)
-    and the rounds where a token was spent, so scoring a million-round match
-    needs no round-sized arrays: it reads the rounds in blocks (``block``). The
-    properties ``real``, ``shown``, ``spent`` and ``points`` build whole arrays of
-    shape (rounds, 2), for tests and analysis."""
-
-    codes: Any  # a buffer of uint8 codes, one a round (bytes, bytearray, uint8 array)
-    shadows: Sequence[tuple[int, int, int]]  # (round index, seat, shown move), by round
-    tokens_start: int
-    rounds_total: int  # rounds the match was scheduled for
-    disqualified: tuple[bool, bool]
-    moves: int  # 5 for Chaos League, 3 for classic
-    # Rounds never played because a seat was disqualified; each is -1 for a
-    # disqualified seat and +1 for one that was not.
-    forfeited: int = 0
-
-    @property
-    def rounds(self) -> int:
-        """Rounds played."""
-        return len(self.codes)
-
-    def block(self, start: int, stop: int) -> tuple[Any, Any, Any, Any]:
-        """Rounds ``start`` to ``stop - 1`` as four arrays of shape (rounds, 2):
-        real moves (int8, -1 for no move), shown moves (likewise), whether a token
-        was spent (bool) and points (int8)."""
-        import numpy as np
-
-        real_of, points_of = code_arrays()
-        codes = np.frombuffer(self.codes, dtype=np.uint8)[start:stop]
-        if len(codes) and int(codes.max()) >= _CODES:
-            raise ValueError(f"history code {int(codes.max())} is not a code of this game")
-        real = real_of[codes]
-        spent = np.zeros(real.shape, dtype=np.bool_)
-        shown = real
-        first = bisect_left(self.shadows, start, key=_round_of)
-        last = bisect_left(self.shadows, stop, key=_round_of)
-        if first < last:
-            shown = real.copy()
-            for index, seat, move in self.shadows[first:last]:
-                shown[index - start, seat] = move
-                spent[index - start, seat] = True
-        return real, shown, spent, points_of[codes]
-
-    @property
-    def real(self) -> Any:
-        return self.block(0, self.rounds)[0]
-
-    @property
-    def shown(self) -> Any:
-        return self.block(0, self.rounds)[1]
-
-    @property
-    def spent(self) -> Any:
-        return self.block(0, self.rounds)[2]
-
-    @property
-    def points(self) -> Any:
-        return self.block(0, self.rounds)[3]
-
-
-def _round_of(shadow: tuple[int, int, int]) -> int:
-    return shadow[0]
-
-
-@functools.cache
-def code_arrays() -> tuple[Any, Any]:
-    """Per history code: the real moves and the points, as int8 arrays of shape (36, 2)."""
-    import numpy as np
-
-    return np.array(_CODE_REAL, dtype=np.int8), np.array(CODE_POINTS, dtype=np.int8)
-
-
 class ChaosLeague(Game[ChaosState]):
     name: ClassVar[str] = "chaos"
     title: ClassVar[str] = "Chaos League (RPSLS with deception)"
@@ -287,6 +186,13 @@ class ChaosLeague(Game[ChaosState]):
     default_tokens: ClassVar[int] = 50
     moves: tuple[str, ...] = MOVES
     pair_every_step: ClassVar[bool] = True
+    ranking_keys: ClassVar[tuple[str, str] | None] = ("final", "standard")
+    score_labels: ClassVar[dict[str, str]] = {
+        "final": "Final",
+        "standard": "Standard (70%)",
+        "anti_exploitation": "Anti-exploit (20%)",
+        "deception_efficiency": "Deception (10%)",
+    }
 
     def __init__(self, rounds: int | None = None, tokens: int | None = None) -> None:
         self.seats = 2
@@ -318,6 +224,9 @@ class ChaosLeague(Game[ChaosState]):
 
     def warm_up(self) -> None:
         from . import chaos_scoring  # noqa: F401 (imports numpy)
+
+    def length(self) -> int:
+        return self.rounds
 
     def params(self) -> dict[str, Any]:
         return {"rounds": self.rounds, "tokens": self.tokens, "moves": list(self.moves)}
@@ -373,17 +282,24 @@ class ChaosLeague(Game[ChaosState]):
         tail = self._turn_tails[key] = encoded[len(_TURN_HEAD) + 1 :]
         return tail
 
-    def check(self, state: ChaosState, seat: int, action: Any) -> str | None:
+    def check(self, state: ChaosState, seat: int, action: Any) -> Fault | None:
         if action.round is not None and action.round != state.step:
-            return f"reply is for round {action.round}, round {state.step} was asked"
+            return wrong_step(f"reply is for round {action.round}, round {state.step} was asked")
         if action.real_move not in self._move_set:
-            return f"real_move {action.real_move!r} is not a move of this game"
+            return illegal(f"real_move {action.real_move!r} is not a move of this game")
         if action.shadow_request:
             if action.shadow_move is None:
-                return "shadow_request is true but shadow_move is null"
+                return illegal("shadow_request is true but shadow_move is null")
             if action.shadow_move not in self._move_set:
-                return f"shadow_move {action.shadow_move!r} is not a move of this game"
+                return illegal(f"shadow_move {action.shadow_move!r} is not a move of this game")
         return None
+
+    def random_action(self, state: ChaosState, seat: int, rng: random.Random) -> Action:
+        moves: list[Any] = list(self.moves)
+        move = rng.choice(moves)
+        if state.tokens[seat] and rng.random() < 0.1:
+            return Action(real_move=move, shadow_request=True, shadow_move=rng.choice(moves))
+        return Action(real_move=move, round=state.step if rng.random() < 0.5 else None)
 
     def resolve(self, state: ChaosState, actions: Sequence[Any | None]) -> Outcome:
         a0, a1 = actions

@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .chaos import PAYOFF, ChaosHistory, code_arrays
+from .chaos_history import PAYOFF, ChaosHistory, code_arrays
 
 # Component weights (rules, section 7).
 W_STANDARD = 0.70

@@ -26,12 +26,15 @@ reveal.
 from __future__ import annotations
 
 import functools
+import hashlib
+import random
 from collections.abc import Sequence
 from typing import Any, ClassVar, Literal
 
 import msgspec
 
-from .base import Game, GameResult, SeatResult
+from ..faults import Fault
+from .base import Game, GameResult, SeatResult, illegal, wrong_step
 
 
 @functools.cache
@@ -241,40 +244,61 @@ class Ctm(Game[CtmState]):
             last_game=state.records[-1] if state.records else None,
         )
 
-    def check(self, state: CtmState, seat: int, action: Any) -> str | None:
+    def check(self, state: CtmState, seat: int, action: Any) -> Fault | None:
         if action.step is not None and action.step != state.step:
-            return f"reply is for step {action.step}, step {state.step} was asked (wrong round)"
+            return wrong_step(
+                f"reply is for step {action.step}, step {state.step} was asked (wrong round)"
+            )
         phase = PHASES[state.phase]
         given = {
             f for f in ("commitment", "hands", "choice", "salt") if getattr(action, f) is not None
         }
         wanted = _FIELDS[phase]
         if given != wanted:
-            return f"{phase} takes {sorted(wanted)}, got {sorted(given)}"
+            return illegal(f"{phase} takes {sorted(wanted)}, got {sorted(given)}")
         if phase in ("commit_hands", "commit_choice"):
             if parse_hex32(action.commitment) is None:
-                return "commitment must be 64 hex digits (a Keccak-256 hash)"
+                return illegal("commitment must be 64 hex digits (a Keccak-256 hash)")
             return None
         salt = parse_hex32(action.salt)
         if salt is None:
-            return "salt must be 64 hex digits (32 bytes)"
+            return illegal("salt must be 64 hex digits (32 bytes)")
         committed = (
             state.hands_commit[seat] if phase == "reveal_hands" else state.choice_commit[seat]
         )
         if phase == "reveal_hands":
             hands = action.hands
             if len(hands) != 2 or not all(0 <= h <= 2 for h in hands):
-                return "hands must be two of 0 (rock), 1 (paper), 2 (scissors)"
+                return illegal("hands must be two of 0 (rock), 1 (paper), 2 (scissors)")
             if hands[0] == hands[1]:
-                return "the two hands must differ"
+                return illegal("the two hands must differ")
             if hands_commitment(hands[0], hands[1], salt) != committed:
-                return "hands and salt do not match the hands commitment"
+                return illegal("hands and salt do not match the hands commitment")
             return None
         if action.choice not in (0, 1):
-            return "choice must be 0 (keep left) or 1 (keep right)"
+            return illegal("choice must be 0 (keep left) or 1 (keep right)")
         if choice_commitment(action.choice, salt) != committed:
-            return "choice and salt do not match the choice commitment"
+            return illegal("choice and salt do not match the choice commitment")
         return None
+
+    def random_action(self, state: CtmState, seat: int, rng: random.Random) -> Action:
+        # A reveal must match its commitment: both come from a secret derived from
+        # the seat and the game under way, so nothing needs remembering in between.
+        secret = hashlib.sha256(f"random-action:{seat}:{state.game}".encode()).digest()
+        left = secret[0] % 3
+        right = (left + 1 + secret[1] % 2) % 3
+        choice = secret[2] % 2
+        salt = secret  # 32 bytes
+        phase = PHASES[state.phase]
+        if phase == "commit_hands":
+            return Action(commitment=hands_commitment(left, right, salt))
+        if phase == "reveal_hands":
+            return Action(hands=[left, right], salt=salt.hex())
+        if phase == "commit_choice":
+            return Action(commitment=choice_commitment(choice, salt))
+        return Action(
+            choice=choice, salt=salt.hex(), step=state.step if rng.random() < 0.5 else None
+        )
 
     def resolve(self, state: CtmState, actions: Sequence[Any | None]) -> Outcome:
         phase = PHASES[state.phase]

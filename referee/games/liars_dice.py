@@ -27,12 +27,14 @@ protocol/games/liars_dice.md):
 
 from __future__ import annotations
 
+import random
 from collections.abc import Sequence
 from typing import Any, ClassVar, Literal
 
 import msgspec
 
-from .base import Game, GameResult, SeatResult
+from ..faults import Fault
+from .base import Game, GameResult, SeatResult, illegal, wrong_step
 
 FACES = 6
 WILD = 6
@@ -221,35 +223,49 @@ class LiarsDice(Game[LiarsDiceState]):
             last_reveal=state.last_reveal,
         )
 
-    def check(self, state: LiarsDiceState, seat: int, action: Any) -> str | None:
-        # Reasons must not contain the word "r-o-u-n-d" unless the driver should file
-        # them as protocol errors: only the step echo mismatch is one.
+    def check(self, state: LiarsDiceState, seat: int, action: Any) -> Fault | None:
         if action.step is not None and action.step != state.step:
-            return f"reply is for step {action.step}, step {state.step} was asked (wrong round)"
+            return wrong_step(
+                f"reply is for step {action.step}, step {state.step} was asked (wrong round)"
+            )
         if action.move == "bid":
             q, f = action.quantity, action.face
             if q is None or f is None:
-                return "a bid needs quantity and face"
+                return illegal("a bid needs quantity and face")
             if not 1 <= f <= FACES:
-                return f"face {f} is not 1 to 6"
+                return illegal(f"face {f} is not 1 to 6")
             total = sum(state.dice_counts)
             if not 1 <= q <= total:
-                return f"quantity {q} is not 1 to {total} (the dice in play)"
+                return illegal(f"quantity {q} is not 1 to {total} (the dice in play)")
             if state.bids:
                 last = state.bids[-1]
                 if weight(q, f) <= weight(last.quantity, last.face):
-                    return (
+                    return illegal(
                         f"bid {q}x{f} (weight {weight(q, f)}) does not beat "
                         f"{last.quantity}x{last.face} (weight {weight(last.quantity, last.face)})"
                     )
             return None
         if action.quantity is not None or action.face is not None:
-            return f"{action.move} takes no quantity or face"
+            return illegal(f"{action.move} takes no quantity or face")
         if not state.bids:
-            return f"{action.move} needs a bid to challenge; the opener must bid"
+            return illegal(f"{action.move} needs a bid to challenge; the opener must bid")
         if action.move == "spot_on_gain_one" and state.dice_counts[seat] >= self.dice:
-            return f"spot_on_gain_one needs fewer than {self.dice} dice"
+            return illegal(f"spot_on_gain_one needs fewer than {self.dice} dice")
         return None
+
+    def random_action(self, state: LiarsDiceState, seat: int, rng: random.Random) -> Action:
+        total = sum(state.dice_counts)
+        last = weight(state.bids[-1].quantity, state.bids[-1].face) if state.bids else 0
+        raises = [
+            (q, f) for q in range(1, total + 1) for f in range(1, FACES + 1) if weight(q, f) > last
+        ]
+        if raises and (not state.bids or rng.random() < 0.7):
+            q, f = rng.choice(raises)
+            return Action(move="bid", quantity=q, face=f)
+        calls: list[Move] = ["liar", "spot_on_lose_two"]
+        if state.dice_counts[seat] < self.dice:
+            calls.append("spot_on_gain_one")
+        return Action(move=rng.choice(calls))
 
     def resolve(self, state: LiarsDiceState, actions: Sequence[Any | None]) -> Outcome:
         seat = state.turn

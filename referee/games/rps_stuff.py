@@ -23,13 +23,15 @@ protocol/games/rps_stuff.md):
 
 from __future__ import annotations
 
+import random
 from collections.abc import Sequence
 from math import sqrt
 from typing import Any, ClassVar, Literal
 
 import msgspec
 
-from .base import Game, GameResult, SeatResult
+from ..faults import Fault
+from .base import Game, GameResult, SeatResult, illegal, wrong_step
 
 KINDS: tuple[str, ...] = ("rock", "paper", "scissors", "fire", "water")
 KIND_INDEX = {k: i for i, k in enumerate(KINDS)}
@@ -161,6 +163,7 @@ class RpsState:
 
 class RockPaperStuff(Game[RpsState]):
     name: ClassVar[str] = "rps_stuff"
+    tiebreak: ClassVar[tuple[str, bool] | None] = ("deviance", True)
     title: ClassVar[str] = "Rock Paper Stuff (Spector: balance five kinds by trading)"
     action_type: ClassVar[type[msgspec.Struct]] = Action
     observation_type: ClassVar[type[msgspec.Struct]] = Turn
@@ -227,14 +230,22 @@ class RockPaperStuff(Game[RpsState]):
             opponent=Opponent(other, stuff(state.inv[other]), dict(state.skins[other])),
         )
 
-    def check(self, state: RpsState, seat: int, action: Any) -> str | None:
+    def check(self, state: RpsState, seat: int, action: Any) -> Fault | None:
         if action.step is not None and action.step != state.step:
-            return f"reply is for step {action.step}, step {state.step} was asked (wrong round)"
+            return wrong_step(
+                f"reply is for step {action.step}, step {state.step} was asked (wrong round)"
+            )
         if action.skin:
             size = len(msgspec.json.encode({**state.skins[seat], **action.skin}))
             if size > self.skin_bytes:
-                return f"the skin would be {size} bytes of JSON, the limit is {self.skin_bytes}"
+                return illegal(
+                    f"the skin would be {size} bytes of JSON, the limit is {self.skin_bytes}"
+                )
         return None
+
+    def random_action(self, state: RpsState, seat: int, rng: random.Random) -> Action:
+        skin = {"mood": rng.choice(("calm", "bold"))} if rng.random() < 0.2 else None
+        return Action(play=rng.choice(KINDS), skin=skin)  # type: ignore[arg-type]
 
     def resolve(self, state: RpsState, actions: Sequence[Any | None]) -> Trade:
         assert state.pair is not None

@@ -5,7 +5,7 @@ runner hands it the same :class:`~.worker.Job` and gets back the same outcome, s
 the SQLite state, ``--resume``, the exports and the standings do not know where a
 match was played (docs/cluster.md).
 
-Coordinator side, each bot's directory (``referee.match.bot_dir_of``) is packed
+Coordinator side, each bot's directory (``referee.bot_command.bot_dir_of``) is packed
 once into a reproducible tar.gz named by its sha256, and the bot's argv is made
 portable: paths inside that directory become relative to it, and an interpreter
 outside it (python3, node) is kept by name only. The archives travel with each
@@ -47,6 +47,7 @@ from typing import Any
 import msgspec
 import trio
 
+from ..outcome import MatchOutcome
 from .executor import MAX_ATTEMPTS, MatchFailed, WorkerInfo
 from .worker import WORKER_COMMAND, Job, Reply, worker_popen_args
 
@@ -135,7 +136,7 @@ def pack_dir(directory: Path) -> tuple[str, bytes]:
 
 def package_bot(label: str, argv: Sequence[str]) -> tuple[BotPackage, bytes | None]:
     """The portable form of a resolved argv, and its archive (None: no files)."""
-    from ..match import bot_dir_of
+    from ..bot_command import bot_dir_of
 
     bot_dir = bot_dir_of(argv)
     if bot_dir is not None and str(bot_dir) in _system_dirs():
@@ -699,7 +700,7 @@ class DaskExecutor:
                     await trio.to_thread.run_sync(future.cancel, abandon_on_cancel=True)
             raise
 
-    async def submit(self, job: Job) -> dict[str, Any]:
+    async def submit(self, job: Job) -> MatchOutcome:
         try:
             bots, archives = await trio.to_thread.run_sync(self._prepare, job)
         except ClusterError as exc:
@@ -730,16 +731,16 @@ class DaskExecutor:
             with self._lock:
                 self._running.pop(job.id, None)
 
-    def _store(self, job: Job, result: dict[str, Any]) -> dict[str, Any]:
+    def _store(self, job: Job, result: dict[str, Any]) -> MatchOutcome:
         """Write what the worker sent where a local worker would have written it."""
-        outcome: dict[str, Any] = result["outcome"]
+        outcome: MatchOutcome = result["outcome"]
         replay = job.cfg.get("replay")
         if replay and result.get("replay") is not None:
             Path(replay).parent.mkdir(parents=True, exist_ok=True)
             Path(replay).write_bytes(result["replay"])
-            outcome["replay"] = replay
+            outcome.replay = replay
         else:
-            outcome["replay"] = None
+            outcome.replay = None
         log_dir = job.cfg.get("log_dir")
         if log_dir:
             Path(log_dir).mkdir(parents=True, exist_ok=True)

@@ -15,10 +15,8 @@ from typing import Any
 
 import msgspec
 
-from ..cli import (
-    EXIT_INTERNAL,
-    EXIT_OK,
-    CliError,
+from ..errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, CliError
+from ..options import (
     add_limit_arguments,
     limit_overrides,
     nonneg_int,
@@ -35,8 +33,6 @@ from .config import (
     validate,
 )
 
-EXIT_INTERRUPTED = 130
-
 # Options that change results: refused with --resume, which always finishes the
 # tournament exactly as it was configured.
 _RESULT_OPTIONS = (
@@ -44,6 +40,8 @@ _RESULT_OPTIONS = (
     "legs",
     "rounds",
     "table_size",
+    "until_settled",
+    "settle_confidence",
     "finalists",
     "best_of",
     "finals_rounds",
@@ -59,6 +57,7 @@ _RESULT_OPTIONS = (
     "sandbox",
     "memory_mib",
     "cpu_s",
+    "disk_mib",
     "out",
 )
 
@@ -99,6 +98,19 @@ def configure(p: argparse.ArgumentParser) -> None:
         type=positive_int,
         metavar="N",
         help="rounds per pool match (default: the game's, 10000 for Chaos League)",
+    )
+    p.add_argument(
+        "--until-settled",
+        type=nonneg_int,
+        metavar="N",
+        help="after the pool, play up to N extra paired matches between adjacent bots whose "
+        "order is uncertain, until each order is settled (default 0: none)",
+    )
+    p.add_argument(
+        "--settle-confidence",
+        type=float,
+        metavar="P",
+        help="the probability of the right order that settles it (default 0.95)",
     )
     p.add_argument(
         "--finalists",
@@ -177,6 +189,10 @@ def _overridden(cfg: TournamentConfig, args: argparse.Namespace) -> TournamentCo
         pool["rounds"] = args.rounds
     if args.table_size is not None:
         pool["table_size"] = args.table_size
+    if args.until_settled is not None:
+        pool["settle_budget"] = args.until_settled
+    if args.settle_confidence is not None:
+        pool["settle_confidence"] = args.settle_confidence
     finals: dict[str, Any] = {}
     if args.finalists is not None:
         finals["finalists"] = args.finalists
@@ -189,6 +205,8 @@ def _overridden(cfg: TournamentConfig, args: argparse.Namespace) -> TournamentCo
         limits["memory_mib"] = args.memory_mib
     if args.cpu_s is not None:
         limits["cpu_s"] = math.ceil(args.cpu_s)
+    if args.disk_mib is not None:
+        limits["disk_mib"] = args.disk_mib
     if pool:
         changes["pool"] = msgspec.structs.replace(cfg.pool, **pool)
     if finals:
@@ -199,7 +217,9 @@ def _overridden(cfg: TournamentConfig, args: argparse.Namespace) -> TournamentCo
 
 
 def _resolve(cfg: TournamentConfig) -> Resolved:
-    from ..match import UsageError, random_seed, resolve_command
+    from ..bot_command import resolve_command
+    from ..errors import UsageError
+    from ..match import random_seed
 
     bots = []
     for b in cfg.bot:
@@ -228,7 +248,8 @@ DEFAULT_TABLE_SIZE = 4
 def _check_game(resolved: Resolved, quiet: bool = False) -> Resolved:
     """Check the game and its parameters. A game of more than two players is played
     at tables: the table size is settled here and the finals dropped."""
-    from ..match import MatchConfig, UsageError, make_game
+    from ..errors import UsageError
+    from ..match import MatchConfig, make_game
 
     mc = MatchConfig(
         game=resolved.game,
@@ -276,7 +297,7 @@ def _check_game(resolved: Resolved, quiet: bool = False) -> Resolved:
 
 
 def _digests(resolved: Resolved) -> list[str | None]:
-    from ..match import file_digest
+    from ..bot_command import file_digest
 
     return [file_digest(b.argv) for b in resolved.bots]
 
@@ -429,6 +450,9 @@ def _play(
     idle_poll = not args.no_idle_poll and idle_poll_for(jobs, executor is not None)
     runner = Runner(store, resolved, out_dir, idle_poll=idle_poll)
     runner.load()
+    # Local workers are this process's children: their CPU, and their bots', comes
+    # back with them. A cluster's workers run elsewhere.
+    local_workers = executor is None
     if executor is None:
         executor = ProcessExecutor(jobs, out_dir / "logs", share_cpus=not args.no_pin_cpus)
     live = show and console.is_terminal
@@ -485,8 +509,9 @@ def _play(
             raise CliError(f"{failed[0]}; {hint}", EXIT_INTERNAL) from None
         raise
     wall = time.monotonic() - started
+    cpu = _league_cpu(runner.outcomes_here, local_workers)
     if runner.table_size is not None:
-        return _finish_tables(runner, resolved, out_dir, wall, args, show)
+        return _finish_tables(runner, resolved, out_dir, wall, args, show, cpu)
 
     standings = rank_pool(runner.names, runner.pool_played())
     summary = write_exports(
@@ -510,7 +535,41 @@ def _play(
         for s in faulty:
             out.print(f"faults: {s.name}: {s.faults} in the pool ({s.disqualified} disqualified)")
         out.print(f"{len(summary['matches'])} matches in {wall:.1f} s; results in {out_dir}/")
+        out.print(_cpu_line(cpu), highlight=False)
+    summary["timing"]["cpu"] = cpu
     return _print_brief(summary, out_dir, args)
+
+
+def _league_cpu(outcomes: list[Any], local_workers: bool) -> dict[str, Any]:
+    """This run's CPU, split (referee/tournament/cpu.py); read once every worker
+    has exited and been reaped."""
+    import resource
+
+    from .cpu import league_cpu
+
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return league_cpu(
+        outcomes,
+        own.ru_utime + own.ru_stime,
+        kids.ru_utime + kids.ru_stime if local_workers else None,
+    )
+
+
+def _cpu_line(cpu: dict[str, Any]) -> str:
+    total = cpu["total_s"] or 1.0
+    parts = [
+        ("bots thinking", cpu["bots_thinking_s"]),
+        ("bot start-up", cpu["bots_startup_s"]),
+        ("referee rounds", cpu["referee_rounds_s"]),
+        ("referee set-up", cpu["referee_setup_s"]),
+        ("scoring and teardown", cpu["referee_finish_s"]),
+        ("workers", cpu["workers_other_s"]),
+        ("coordinator", cpu["coordinator_s"]),
+    ]
+    return f"CPU {cpu['total_s']:.1f} s: " + ", ".join(
+        f"{name} {value:.1f} s ({value / total:.0%})" for name, value in parts if value is not None
+    )
 
 
 def _print_brief(summary: dict[str, Any], out_dir: Path, args: argparse.Namespace) -> int:
@@ -531,6 +590,7 @@ def _finish_tables(
     wall: float,
     args: argparse.Namespace,
     show: bool,
+    cpu: dict[str, Any],
 ) -> int:
     """Exports and summary of a table league (a game of more than two players)."""
     from rich.console import Console
@@ -547,4 +607,6 @@ def _finish_tables(
             if s.faults:
                 out.print(f"faults: {s.name}: {s.faults} ({s.disqualified} disqualified)")
         out.print(f"{len(summary['matches'])} tables in {wall:.1f} s; results in {out_dir}/")
+        out.print(_cpu_line(cpu), highlight=False)
+    summary["timing"]["cpu"] = cpu
     return _print_brief(summary, out_dir, args)

@@ -36,6 +36,10 @@ class PoolConfig(_Strict):
     # Games of more than two players: bots per table (None: min(bots, the game's
     # default table size)). Two-player games ignore it.
     table_size: int | None = None
+    # After the pool, up to this many extra paired matches between adjacent bots
+    # whose order is uncertain (``--until-settled N``; docs/statistics.md).
+    settle_budget: int = 0
+    settle_confidence: float = 0.95  # an adjacent order counts as settled at this
 
 
 class FinalsConfig(_Strict):
@@ -54,6 +58,7 @@ class LimitsConfig(_Strict):
     sandbox: str = "auto"
     memory_mib: int = 1024
     cpu_s: int = 600
+    disk_mib: int = 256
 
 
 class TournamentConfig(_Strict):
@@ -151,6 +156,12 @@ def validate(cfg: TournamentConfig) -> None:
             raise ConfigError("pool.rounds and finals.rounds must be at least 1")
     if cfg.pool.table_size is not None and cfg.pool.table_size < 2:
         raise ConfigError(f"pool.table_size must be at least 2, not {cfg.pool.table_size}")
+    if cfg.pool.settle_budget < 0:
+        raise ConfigError(f"pool.settle_budget must be at least 0, not {cfg.pool.settle_budget}")
+    if not 0.5 < cfg.pool.settle_confidence < 1.0:
+        raise ConfigError(
+            f"pool.settle_confidence must be between 0.5 and 1, not {cfg.pool.settle_confidence}"
+        )
     if cfg.finals.finalists not in FINALISTS_CHOICES:
         raise ConfigError(
             f"finals.finalists must be one of {', '.join(map(str, FINALISTS_CHOICES))}, "
@@ -165,8 +176,8 @@ def validate(cfg: TournamentConfig) -> None:
     lim = cfg.limits
     if lim.move_timeout <= 0 or lim.handshake_timeout <= 0 or lim.time_bank < 0:
         raise ConfigError("limits: timeouts must be > 0 and time_bank >= 0")
-    if lim.max_faults < 1 or lim.memory_mib < 1 or lim.cpu_s < 1:
-        raise ConfigError("limits: max_faults, memory_mib and cpu_s must be >= 1")
+    if lim.max_faults < 1 or lim.memory_mib < 1 or lim.cpu_s < 1 or lim.disk_mib < 1:
+        raise ConfigError("limits: max_faults, memory_mib, cpu_s and disk_mib must be >= 1")
     names = [b.name for b in cfg.bot]
     if len(names) < 2:
         raise ConfigError(f"a tournament needs at least 2 bots, {len(names)} given")

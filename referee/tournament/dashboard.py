@@ -79,7 +79,7 @@ class Dashboard:
         if r.table_size is not None:
             parts.append(table_standings_table(r.live_tables[:TOP_N], "Standings (tables)"))
             return Group(*parts)
-        stage = "pool" if not r.pool_complete() else "finals"
+        stage = "pool" if not r.pool_complete() else "settling" if not r.settled else "finals"
         parts.append(standings_table(r.live_standings[:TOP_N], f"Pool standings ({stage})", False))
         if r.bracket is not None and r.bracket.rounds:
             parts.append(bracket_table(r.bracket, r.names))
@@ -106,11 +106,17 @@ def standings_table(rows: list[Standing], title: str, full: bool = True) -> Tabl
     t.add_column("rating", justify="right")
     if full:
         t.add_column("95% CI", justify="right", no_wrap=True)
+    t.add_column("rank 95%", justify="right", no_wrap=True)
+    t.add_column("P(above next)", justify="right", no_wrap=True)
     t.add_column("faults", justify="right", no_wrap=True)
     for s in rows:
         rating = [f"{s.rating:+.0f}"]
         if full:
             rating.append(f"{s.rating_low:+.0f}..{s.rating_high:+.0f}")
+        rating.append(
+            str(s.rank_low) if s.rank_low == s.rank_high else f"{s.rank_low}-{s.rank_high}"
+        )
+        rating.append("" if s.order_prob is None else f"{s.order_prob:.3f}")
         t.add_row(
             str(s.rank),
             s.name,

@@ -14,11 +14,12 @@ import os
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 import msgspec
 import trio
 
+from ..outcome import MatchOutcome
 from .worker import SPREAD, WORKER_COMMAND, Job, Reply, worker_popen_args
 
 MAX_ATTEMPTS = 3  # runs of one match before the tournament gives up on it
@@ -43,8 +44,8 @@ class Executor(Protocol):
 
     def workers(self) -> list[WorkerInfo]: ...
 
-    async def submit(self, job: Job) -> dict[str, Any]:
-        """Play the job; the outcome as ``referee.cli.outcome_json`` builds it."""
+    async def submit(self, job: Job) -> MatchOutcome:
+        """Play the job and return its outcome."""
         ...
 
     async def spread(self) -> None:
@@ -168,7 +169,7 @@ class ProcessExecutor:
                 proc.kill()
             await proc.wait()
 
-    async def submit(self, job: Job) -> dict[str, Any]:
+    async def submit(self, job: Job) -> MatchOutcome:
         w = await self._idle_recv.receive()
         try:
             if job.confine and self._shares is not None:

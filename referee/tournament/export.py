@@ -14,6 +14,7 @@ from typing import Any
 
 import msgspec
 
+from ..outcome import MatchOutcome
 from .config import Resolved
 from .schedule import Bracket, MatchPlan, round_name
 from .standings import Standing, TableStanding, cross_table
@@ -49,13 +50,13 @@ def finish_of(bracket: Bracket | None, bot: int) -> str:
     return ""
 
 
-def match_record(plan: MatchPlan, outcome: dict[str, Any], names: list[str]) -> dict[str, Any]:
+def match_record(plan: MatchPlan, outcome: MatchOutcome, names: list[str]) -> dict[str, Any]:
     """One match for results.json: the result, with run-dependent measurements
     gathered under ``timing``."""
     seats = []
     seat_timing = []
-    for seat, bot in zip(outcome["seats"], plan.seats, strict=True):
-        verdict = dict(seat.get("verdict") or {})
+    for seat, bot in zip(outcome.seats, plan.seats, strict=True):
+        verdict = msgspec.to_builtins(seat.verdict)
         measured = {k: verdict.pop(k) for k in _MEASURED if k in verdict}
         for k in ("exit_code", "signal"):
             # A bot that outlives the end-of-match grace period is killed: whether it
@@ -67,15 +68,15 @@ def match_record(plan: MatchPlan, outcome: dict[str, Any], names: list[str]) -> 
         seats.append(
             {
                 "bot": names[bot],
-                "name": seat.get("name"),
-                "placement": seat.get("placement"),
-                "scores": seat.get("scores"),
-                "stats": seat.get("stats"),
+                "name": seat.name,
+                "placement": seat.placement,
+                "scores": seat.scores,
+                "stats": seat.stats,
                 "verdict": verdict,
             }
         )
         seat_timing.append(measured)
-    winner = outcome.get("winner")
+    winner = outcome.winner
     return {
         "id": plan.id,
         "stage": plan.stage,
@@ -86,11 +87,11 @@ def match_record(plan: MatchPlan, outcome: dict[str, Any], names: list[str]) -> 
         "seed": plan.seed,
         "rounds": plan.rounds or None,  # None: the game's default
         "winner": names[plan.seats[winner]] if isinstance(winner, int) else None,
-        "reason": outcome.get("reason"),
-        "steps": outcome.get("steps"),
+        "reason": outcome.reason,
+        "steps": outcome.steps,
         "seats": seats,
-        "replay": outcome.get("replay"),
-        "timing": {"wall_s": outcome.get("wall_s"), "seats": seat_timing},
+        "replay": outcome.replay,
+        "timing": {"wall_s": outcome.wall_s, "seats": seat_timing},
     }
 
 
@@ -127,7 +128,7 @@ def write_exports(
     cfg: Resolved,
     standings: list[Standing],
     bracket: Bracket | None,
-    finished: list[tuple[MatchPlan, dict[str, Any]]],
+    finished: list[tuple[MatchPlan, MatchOutcome]],
     pool_games: list[Any],
     wall_s: float,
 ) -> dict[str, Any]:
@@ -201,6 +202,9 @@ def _write_standings_csv(path: Path, rows: list[dict[str, Any]]) -> None:
         "rating",
         "rating_low",
         "rating_high",
+        "rank_low",
+        "rank_high",
+        "order_prob",
         "faults",
         "disqualified",
         "finish",
@@ -269,7 +273,7 @@ def write_table_exports(
     out_dir: Path,
     cfg: Resolved,
     standings: list[TableStanding],
-    finished: list[tuple[MatchPlan, dict[str, Any]]],
+    finished: list[tuple[MatchPlan, MatchOutcome]],
     wall_s: float,
 ) -> dict[str, Any]:
     """The same three files for a table league: no cross-table and no bracket; the

@@ -21,12 +21,15 @@ import msgspec
 import trio
 
 from ..games import GAMES
+from ..outcome import MatchOutcome
 from .config import Resolved
 from .executor import Executor
 from .schedule import Bracket, MatchPlan, Played, TablePlayed, build_bracket, pool_plan, table_plan
-from .standings import Standing, TableStanding, rank_pool, rank_tables
+from .standings import Standing, TableStanding, rank_pool, rank_tables, rank_uncertainty
 from .state import Store, played_of, table_played_of, tiebreak_of
 from .worker import Job
+
+LIVE_RANK_SAMPLES = 200  # bootstrap resamples of the dashboard's rank ranges
 
 
 class Runner:
@@ -36,6 +39,9 @@ class Runner:
         from ..match import derive_seed
 
         self.store = store
+        # The matches this run played (not those a resumed league loaded): their
+        # CPU is what this run's processes spent.
+        self.outcomes_here: list[MatchOutcome] = []
         # Whether matches keep idle CPUs polling (referee/wakeup.py): speed only.
         self.idle_poll = idle_poll
         self.cfg = resolved
@@ -69,11 +75,15 @@ class Runner:
         self._final_rounds = resolved.finals.rounds or game_cls.default_final_steps
         self.table_played: dict[str, TablePlayed] = {}
         self.pool_ids = {p.id for p in self.pool}
-        self.finished: dict[str, tuple[MatchPlan, dict[str, Any]]] = {}
+        self.finished: dict[str, tuple[MatchPlan, MatchOutcome]] = {}
         self.played: dict[str, Played] = {}
         self.in_flight: dict[str, tuple[MatchPlan, float]] = {}
         self.bracket: Bracket | None = None
         self.ranking: list[int] | None = None  # pool order once the pool is complete
+        # Extra paired matches between adjacent bots of uncertain order (stage
+        # "settle"), played in batches after the pool; settled: no more will come.
+        self.settle_plans: list[MatchPlan] = []
+        self.settled = self.table_size is not None or resolved.pool.settle_budget <= 0
         self.live_standings: list[Standing] = rank_pool(self.names, [], samples=0)
         self.live_tables: list[TableStanding] = self.table_standings()
         self._next_rank = 0.0
@@ -92,11 +102,16 @@ class Runner:
     def load(self) -> None:
         """Read what a previous session finished, and schedule the pool."""
         self.store.schedule(self.pool)
-        for plan, outcome in self.store.finished():
+        finished = self.store.finished()
+        for plan, outcome in finished:
             self._note(plan, outcome)
+        scheduled = self.store.pending() + [plan for plan, _ in finished]
+        self.settle_plans = sorted(
+            (p for p in scheduled if p.stage == "settle"), key=lambda p: p.id
+        )
         self._refresh_standings()
 
-    def _note(self, plan: MatchPlan, outcome: dict[str, Any]) -> None:
+    def _note(self, plan: MatchPlan, outcome: MatchOutcome) -> None:
         self.finished[plan.id] = (plan, outcome)
         if plan.stage == "table":
             if not self.tiebreak[0]:
@@ -113,7 +128,9 @@ class Runner:
         return rank_tables(self.names, self.tables_played(), self.table_size or 0, key, lower)
 
     def pool_played(self) -> list[Played]:
-        return [self.played[p.id] for p in self.pool if p.id in self.played]
+        """The pool's matches and the extra ones that settle adjacent orders."""
+        plans = [*self.pool, *self.settle_plans]
+        return [self.played[p.id] for p in plans if p.id in self.played]
 
     def pool_complete(self) -> bool:
         return all(p.id in self.finished for p in self.pool)
@@ -122,14 +139,24 @@ class Runner:
         if self.table_size is not None:
             self.live_tables = self.table_standings()
         else:
-            self.live_standings = rank_pool(self.names, self.pool_played(), samples=0)
+            played = self.pool_played()
+            self.live_standings = rank_pool(self.names, played, samples=0)
+            if played:  # rank ranges are cheap; the ratings' bootstrap is not
+                rank_uncertainty(self.live_standings, played, LIVE_RANK_SAMPLES)
 
     def replan(self) -> list[MatchPlan]:
         """Schedule what the results so far make certain; return the pending matches."""
+        if self.pool_complete() and not self.settled:
+            self._settle()
+            if not self.settled:
+                return self.store.pending()
         if self.pool_complete() and self.cfg.finals.finalists >= 2:
             if self.ranking is None:
                 self.ranking = [r.bot for r in rank_pool(self.names, self.pool_played(), 0)]
-            finals = {k: v for k, v in self.played.items() if k not in self.pool_ids}
+            extra = {p.id for p in self.settle_plans}
+            finals = {
+                k: v for k, v in self.played.items() if k not in self.pool_ids and k not in extra
+            }
             f = self.cfg.finals
             self.bracket = build_bracket(
                 self.ranking,
@@ -143,8 +170,50 @@ class Runner:
             self.store.schedule(self.bracket.needed)
         return self.store.pending()
 
+    def _settle(self) -> None:
+        """Once the last batch of extra matches is complete, schedule the next one:
+        a pair of matches (seats swapped) for every adjacent pair of bots whose order
+        is less certain than the configured confidence, within the budget; or find
+        that every order is settled (or the budget spent). A pure function of the
+        results, so a resumed run schedules exactly the same matches."""
+        batch = max((p.round for p in self.settle_plans), default=0)
+        if any(p.id not in self.finished for p in self.settle_plans if p.round == batch):
+            return
+        pool = self.cfg.pool
+        left = pool.settle_budget - len(self.settle_plans)
+        rows = rank_pool(self.names, self.pool_played())
+        uncertain = [
+            (rows[k].bot, rows[k + 1].bot)
+            for k in range(len(rows) - 1)
+            if (p := rows[k].order_prob) is not None and max(p, 1.0 - p) < pool.settle_confidence
+        ]
+        new: list[MatchPlan] = []
+        for a, b in uncertain:
+            if left < 2:
+                break
+            i, j = min(a, b), max(a, b)
+            for leg in (1, 2):
+                new.append(
+                    MatchPlan(
+                        id=f"settle-{batch + 1:02d}-{i + 1:02d}-{j + 1:02d}-{leg}",
+                        stage="settle",
+                        round=batch + 1,
+                        tie=0,
+                        game=leg,
+                        seats=(i, j) if leg == 1 else (j, i),
+                        seed=self.seed_fn(self.cfg.seed, "settle", batch + 1, i, j, leg),
+                        rounds=pool.rounds or 0,
+                    )
+                )
+            left -= 2
+        if not new:
+            self.settled = True
+            return
+        self.store.schedule(new)
+        self.settle_plans.extend(new)
+
     def complete(self) -> bool:
-        if not self.pool_complete():
+        if not self.pool_complete() or not self.settled:
             return False
         if self.cfg.finals.finalists < 2:
             return True
@@ -159,7 +228,7 @@ class Runner:
         """(matches done, matches expected, rounds done, rounds expected). Finals
         are counted at their longest until decided ties say otherwise."""
         f = self.cfg.finals
-        pool_n = len(self.pool)
+        pool_n = len(self.pool) + len(self.settle_plans)
         q = self.qualifiers()
         max_games = (q - 1) * f.best_of if q >= 2 else 0
         if self.bracket is not None:
@@ -170,7 +239,7 @@ class Runner:
                 if t.winner is not None and t.b is not None
             )
             max_games -= saved
-        done_pool = sum(1 for p in self.pool if p.id in self.finished)
+        done_pool = sum(1 for p in [*self.pool, *self.settle_plans] if p.id in self.finished)
         done_finals = len(self.finished) - done_pool
         matches_total = pool_n + max_games
         pool_steps = self.cfg.pool.rounds or self._default_steps
@@ -187,7 +256,7 @@ class Runner:
 
         lim = self.cfg.limits
         limits = msgspec.structs.replace(
-            sandbox.Limits(), memory_mib=lim.memory_mib, cpu_s=lim.cpu_s
+            sandbox.Limits(), memory_mib=lim.memory_mib, cpu_s=lim.cpu_s, disk_mib=lim.disk_mib
         )
         cfg = MatchConfig(
             game=self.cfg.game,
@@ -243,19 +312,20 @@ class Runner:
             # matches of a stage, and a final played alone, get the whole machine.
             confine = len(self.in_flight) >= executor.size
             outcome = await executor.submit(self.job(plan, confine))
-            if outcome.get("replay"):
+            if outcome.replay:
                 final = self.out_dir / "replays" / f"{plan.id}.jsonl"
-                os.replace(outcome["replay"], final)
+                os.replace(outcome.replay, final)
                 # Relative to the output directory, so two runs of one
                 # tournament in different places compare equal.
-                outcome["replay"] = os.path.relpath(final, self.out_dir)
+                outcome.replay = os.path.relpath(final, self.out_dir)
             self.store.record(plan, outcome)
+            self.outcomes_here.append(outcome)
             del self.in_flight[plan.id]
             self._note(plan, outcome)
             self.work_done_here += plan.rounds or self._default_steps
             if self.on_finish is not None:
                 self.on_finish(plan, self.played.get(plan.id) or self.table_played[plan.id])
-            if plan.stage in ("pool", "table"):
+            if plan.stage in ("pool", "table", "settle"):
                 # The live table is for people: a few refreshes a second are
                 # plenty, and a big pool would spend its time re-ranking.
                 if self.pool_complete() or time.monotonic() >= self._next_rank:

@@ -14,6 +14,12 @@ from collections.abc import Sequence
 import msgspec
 import numpy as np
 
+from ..stats.ranks import (
+    adjacent_order,
+    group_bootstrap_weights,
+    rank_intervals,
+    resampled_means,
+)
 from .schedule import Played, TablePlayed
 
 BOOTSTRAP_SAMPLES = 400
@@ -37,6 +43,12 @@ class Standing(msgspec.Struct):
     rating: float = 0.0  # Bradley-Terry, Elo scale, mean 0
     rating_low: float = 0.0  # 95% bootstrap interval
     rating_high: float = 0.0
+    # 95% range of the bot's rank over a bootstrap of the pool's pairs (mean Final
+    # in each resample), and the share of resamples in which it stays above the bot
+    # ranked next (None for the last bot, or without a bootstrap).
+    rank_low: int = 0
+    rank_high: int = 0
+    order_prob: float | None = None
 
 
 def _r6(x: float) -> float:
@@ -86,8 +98,46 @@ def rank_pool(
         ordered.extend(group)
     for rank, r in enumerate(ordered, start=1):
         r.rank = rank
+        r.rank_low = r.rank_high = rank
     ratings(ordered, games, samples)
+    if samples > 0 and games:
+        rank_uncertainty(ordered, games, samples)
     return ordered
+
+
+def meeting_of(match_id: str) -> str:
+    """The pair a match belongs to: its id without the leg (``pool-01-02-1`` and
+    ``pool-01-02-2`` are one meeting, seats swapped)."""
+    head, _, leg = match_id.rpartition("-")
+    return head if head and leg.isalnum() and len(leg) <= 2 else match_id
+
+
+def rank_uncertainty(
+    ordered: Sequence[Standing],
+    games: Sequence[Played],
+    samples: int = BOOTSTRAP_SAMPLES,
+    seed: int = 20260102,
+) -> None:
+    """Fill in rank_low, rank_high and order_prob from a bootstrap over meetings
+    (both legs of a pair drawn together), ranking by mean Final in each resample."""
+    n = len(ordered)
+    values = np.zeros((len(games), n))
+    present = np.zeros((len(games), n))
+    keys: dict[str, int] = {}
+    groups = []
+    for m, g in enumerate(games):
+        for seat, bot in enumerate(g.seats):
+            values[m, bot] = g.final[seat]
+            present[m, bot] = 1.0
+        groups.append(keys.setdefault(meeting_of(g.id), len(keys)))
+    weights = group_bootstrap_weights(groups, samples, seed)
+    means = resampled_means(weights, values, present)
+    low, high = rank_intervals(means)
+    order = [r.bot for r in ordered]
+    probs = adjacent_order(means, order)
+    for k, r in enumerate(ordered):
+        r.rank_low, r.rank_high = low[r.bot], high[r.bot]
+        r.order_prob = round(probs[k], 3) if k < len(probs) else None
 
 
 def _head_to_head(members: set[int], games: Sequence[Played]) -> dict[int, float]:

@@ -17,6 +17,8 @@ from typing import Any
 
 import msgspec
 
+from ..games import GAMES
+from ..outcome import MatchOutcome, SeatOutcome, decode_outcome
 from .config import Resolved
 from .schedule import MatchPlan, Played, TablePlayed
 
@@ -165,9 +167,9 @@ class Store:
         ).fetchall()
         return [_plan(r) for r in rows]
 
-    def record(self, plan: MatchPlan, outcome: dict[str, Any]) -> None:
+    def record(self, plan: MatchPlan, outcome: MatchOutcome) -> None:
         """Commit a finished match; only then does the coordinator count it."""
-        winner_seat = outcome.get("winner")
+        winner_seat = outcome.winner
         winner = plan.seats[winner_seat] if isinstance(winner_seat, int) else None
         with self.conn:
             self.conn.execute(
@@ -176,20 +178,20 @@ class Store:
                 (
                     winner,
                     msgspec.json.encode(outcome).decode(),
-                    outcome.get("replay"),
-                    outcome.get("wall_s"),
+                    outcome.replay,
+                    outcome.wall_s,
                     _now(),
                     plan.id,
                 ),
             )
 
-    def finished(self) -> list[tuple[MatchPlan, dict[str, Any]]]:
+    def finished(self) -> list[tuple[MatchPlan, MatchOutcome]]:
         """Every finished match in schedule order, with its stored outcome."""
         rows = self.conn.execute(
             "SELECT id, stage, round, tie, game, seat0, seat1, seed, rounds, seats, result"
             " FROM matches WHERE status = 'done' ORDER BY ord"
         ).fetchall()
-        return [(_plan(r[:10]), json.loads(r[10])) for r in rows]
+        return [(_plan(r[:10]), decode_outcome(r[10])) for r in rows]
 
     def counts(self) -> dict[str, int]:
         out = {"pending": 0, "done": 0}
@@ -225,61 +227,60 @@ def _now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
-def played_of(plan: MatchPlan, outcome: dict[str, Any]) -> Played:
-    """The schedule's view of a finished match. The ranking score is "final" for
-    Chaos League (else the game's first score), the second key "standard"."""
-    seats = outcome["seats"]
+def played_of(plan: MatchPlan, outcome: MatchOutcome) -> Played:
+    """The schedule's view of a finished match: the two scores the game ranks by
+    (its ``ranking_keys``; the first score where it names none)."""
+    seats = outcome.seats
+    game = GAMES.get(outcome.game)
+    first_key, second_key = (game.ranking_keys if game is not None else None) or ("", "")
 
-    def score(seat: dict[str, Any], key: str) -> float:
-        scores = seat.get("scores") or {}
+    def score(seat: SeatOutcome, key: str) -> float:
+        scores = seat.scores
         if key in scores:
             return float(scores[key])
         return float(next(iter(scores.values()), 0.0))
 
-    winner_seat = outcome.get("winner")
+    winner_seat = outcome.winner
     return Played(
         id=plan.id,
         seats=(plan.seats[0], plan.seats[1]),
-        final=(score(seats[0], "final"), score(seats[1], "final")),
-        standard=(score(seats[0], "standard"), score(seats[1], "standard")),
+        final=(score(seats[0], first_key), score(seats[1], first_key)),
+        standard=(score(seats[0], second_key), score(seats[1], second_key)),
         winner=plan.seats[winner_seat] if isinstance(winner_seat, int) else None,
         faults=(_faults(seats[0]), _faults(seats[1])),
         disqualified=(_dq(seats[0]), _dq(seats[1])),
     )
 
 
-# The score that splits bots level on mean placement, and whether lower is better.
-TABLE_TIEBREAK: dict[str, tuple[str, bool]] = {"rps_stuff": ("deviance", True)}
-
-
-def tiebreak_of(game: str, outcome: dict[str, Any] | None = None) -> tuple[str, bool]:
-    """(score key, lower is better) of a table game's tie-break: as listed above,
-    else the game's first score, higher better."""
-    if game in TABLE_TIEBREAK:
-        return TABLE_TIEBREAK[game]
+def tiebreak_of(game: str, outcome: MatchOutcome | None = None) -> tuple[str, bool]:
+    """(score key, lower is better) of a table game's tie-break: the game's own
+    ``tiebreak``, else its first score, higher better."""
+    cls = GAMES.get(game)
+    if cls is not None and cls.tiebreak is not None:
+        return cls.tiebreak
     if outcome is not None:
-        scores = outcome["seats"][0].get("scores") or {}
+        scores = outcome.seats[0].scores
         return next(iter(scores), ""), False
     return "", False
 
 
-def table_played_of(plan: MatchPlan, outcome: dict[str, Any], game: str) -> TablePlayed:
+def table_played_of(plan: MatchPlan, outcome: MatchOutcome, game: str) -> TablePlayed:
     """The standings' view of a finished table."""
-    seats = outcome["seats"]
+    seats = outcome.seats
     key, _lower = tiebreak_of(game, outcome)
     return TablePlayed(
         id=plan.id,
         seats=plan.seats,
-        placement=tuple(int(s.get("placement") or len(seats)) for s in seats),
-        tiebreak=tuple(float((s.get("scores") or {}).get(key, 0.0)) for s in seats),
+        placement=tuple(int(s.placement or len(seats)) for s in seats),
+        tiebreak=tuple(float(s.scores.get(key, 0.0)) for s in seats),
         faults=tuple(_faults(s) for s in seats),
         disqualified=tuple(_dq(s) for s in seats),
     )
 
 
-def _faults(seat: dict[str, Any]) -> int:
-    return len((seat.get("verdict") or {}).get("faults") or [])
+def _faults(seat: SeatOutcome) -> int:
+    return len(seat.verdict.faults)
 
 
-def _dq(seat: dict[str, Any]) -> bool:
-    return bool((seat.get("stats") or {}).get("disqualified"))
+def _dq(seat: SeatOutcome) -> bool:
+    return bool(seat.stats.get("disqualified"))

@@ -3,7 +3,7 @@
 Reads one job per line on stdin (JSON: ``{"id", "bots": [{"command", "label"}],
 "cfg": MatchConfig}``, optionally ``"cpus"``: the CPUs to play it on), plays it,
 and writes one line per job on stdout:
-``{"id", "ok": true, "outcome": <referee.cli.outcome_json>}`` or
+``{"id", "ok": true, "outcome": <referee.outcome.MatchOutcome>}`` or
 ``{"id", "ok": false, "error": "..."}``. It exits at end of input. While a match
 plays, the line ``{"spread":true}`` widens it to every CPU the worker may use.
 
@@ -23,6 +23,8 @@ from typing import Any
 import msgspec
 import trio
 
+from ..outcome import MatchOutcome
+
 
 class Job(msgspec.Struct, omit_defaults=True):
     id: str
@@ -39,13 +41,16 @@ class Job(msgspec.Struct, omit_defaults=True):
 class Reply(msgspec.Struct, omit_defaults=True):
     id: str
     ok: bool
-    outcome: dict[str, Any] | None = None
+    outcome: MatchOutcome | None = None
     error: str | None = None
 
 
 async def _serve(out_fd: int) -> None:
-    from ..cli import outcome_json
-    from ..match import BotSpec, Match, MatchConfig, SandboxFailure, UsageError, pin_thread
+    from ..bot_command import BotSpec
+    from ..errors import SandboxFailure, UsageError
+    from ..match import Match, MatchConfig
+    from ..outcome import outcome_of
+    from ..placement import pin_thread
 
     decode_job = msgspec.json.Decoder(Job).decode
     encode = msgspec.json.Encoder().encode
@@ -95,7 +100,7 @@ async def _serve(out_fd: int) -> None:
                     playing.append(match)
                     try:
                         outcome = await match.run()
-                        reply = Reply(id=job.id, ok=True, outcome=outcome_json(outcome))
+                        reply = Reply(id=job.id, ok=True, outcome=outcome_of(outcome))
                     except (UsageError, SandboxFailure) as exc:
                         # Retried, then the league stops with this message: neither is
                         # a bot's doing, so neither may be scored.

@@ -22,7 +22,7 @@
  * See protocol/README.md for the wire format.
  */
 
-const readline = require('readline');
+const fs = require('fs');
 
 const MOVES5 = ['rock', 'paper', 'scissors', 'lizard', 'spock'];
 const DEFEATS = {
@@ -161,12 +161,31 @@ class Bot {
   }
 }
 
+/** Write all of `text` to stdout now. A synchronous write: the stream's
+ *  asynchronous machinery costs more per move than the pipe itself. */
+function writeOut(text) {
+  const data = Buffer.from(text);
+  let off = 0;
+  while (off < data.length) {
+    try {
+      off += fs.writeSync(1, data, off);
+    } catch (err) {
+      // Non-blocking stdout (something made it so) and a full pipe: wait, retry.
+      if (err.code !== 'EAGAIN') throw err;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1);
+    }
+  }
+}
+
 /** Speak the protocol on stdin/stdout until the referee says end. */
 function run(BotClass) {
-  const rl = readline.createInterface({ input: process.stdin, crlfDelay: Infinity, terminal: false });
   let bot = null;
-  const finish = () => process.stdout.write('', () => process.exit(0));
-  rl.on('line', (line) => {
+  let finished = false;
+  const finish = () => {
+    finished = true;
+    process.exit(0);
+  };
+  const onLine = (line) => {
     if (!line.trim()) return;
     const msg = JSON.parse(line);
     if (bot === null) {
@@ -174,17 +193,31 @@ function run(BotClass) {
       const m = /"seed"\s*:\s*(\d+)/.exec(line);
       bot = new BotClass(msg, m ? m[1] : String(msg.seed));
       const name = BotClass.botName || BotClass.name;
-      process.stdout.write(JSON.stringify({ name }) + '\n');
+      writeOut(JSON.stringify({ name }) + '\n');
     } else if (msg.type === 'turn') {
-      process.stdout.write(JSON.stringify(bot.handleTurn(msg)) + '\n');
+      writeOut(JSON.stringify(bot.handleTurn(msg)) + '\n');
     } else if (msg.type === 'end') {
       bot.end(msg);
-      rl.close();
       finish();
     }
     // Other message types come from a newer referee; answering would be unsolicited.
+  };
+  let pending = '';
+  process.stdin.setEncoding('utf8');
+  process.stdin.on('data', (chunk) => {
+    pending += chunk;
+    let start = 0;
+    let nl;
+    while (!finished && (nl = pending.indexOf('\n', start)) >= 0) {
+      onLine(pending.slice(start, nl));
+      start = nl + 1;
+    }
+    pending = pending.slice(start);
   });
-  rl.on('close', finish);
+  process.stdin.on('end', () => {
+    if (!finished && pending) onLine(pending);
+    if (!finished) finish();
+  });
 }
 
 module.exports = { Bot, Shadow, run, outcome, mulberry32, seed32, MOVES5, DEFEATS };

@@ -52,11 +52,14 @@ update is one addition and one subtraction per horizon and the argmax runs in
 C (array.index(max(...))). Cost per move does not grow with the match length.
 
 `python3 iocaine.py --selftest-timing 10000` plays a sparring partner in-process
-and prints the per-move time (no pipes involved).
+and prints the per-move time (no pipes involved). `python3 iocaine.py --noise 0.1`
+is a deliberately weakened copy: it plays a uniformly random move 10% of the time
+(what `referee sprt` must tell apart from the real one).
 """
 
 from __future__ import annotations
 
+import random
 import sys
 import time
 from array import array
@@ -100,6 +103,8 @@ def _argmax_field(packed: int, nbytes: int, code: str) -> int:
 
 class Iocaine(chaosbot.Bot):
     name = "iocaine"
+    noise = 0.0  # share of moves played uniformly at random instead (``--noise P``)
+    bias = 0.0  # share of moves that are the first move instead (``--bias P``)
 
     def __init__(self, hello: dict) -> None:
         super().__init__(hello)
@@ -160,6 +165,8 @@ class Iocaine(chaosbot.Bot):
         self.rand = 0
         self.last_bucket: str | None = None
         self.pressure_until = -1
+        # Its own stream, so that --noise 0 plays exactly as the plain bot does.
+        self.noise_rng = random.Random(f"noise:{self.seed}")
 
     # -- the protocol side -------------------------------------------------
 
@@ -169,7 +176,14 @@ class Iocaine(chaosbot.Bot):
                 turn.opponent_last_visible, turn.self_last_real, turn.opponent_deception_bucket
             )
         self.last_bucket = turn.opponent_deception_bucket
-        return self.cyc[self.choose()]
+        pick = self.cyc[self.choose()]
+        if self.noise and self.noise_rng.random() < self.noise:
+            # A deliberately weakened copy (``--noise P``): a uniformly random move.
+            return self.noise_rng.choice(self.moves)
+        if self.bias and self.noise_rng.random() < self.bias:
+            # Weakened predictably (``--bias P``): the first move, a habit to exploit.
+            return self.moves[0]
+        return pick
 
     # -- learning ------------------------------------------------------------
 
@@ -461,4 +475,7 @@ if __name__ == "__main__":
     if len(sys.argv) >= 2 and sys.argv[1] == "--selftest-timing":
         selftest_timing(int(sys.argv[2]) if len(sys.argv) > 2 else 10000)
     else:
+        options = dict(zip(sys.argv[1::2], sys.argv[2::2], strict=False))
+        Iocaine.noise = float(options.get("--noise", 0.0))
+        Iocaine.bias = float(options.get("--bias", 0.0))
         chaosbot.run(Iocaine)

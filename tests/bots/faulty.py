@@ -6,6 +6,7 @@ usage: faulty.py MODE ROUND
   exit     exit with code 3 at ROUND
   garbage  answer ROUND with a line that is not JSON
   badmove  answer ROUND with an unknown move
+  noshadow answer ROUND asking for a shadow move without naming one (illegal)
   twice    answer ROUND with two lines
   crash5   (alias) exit at round 5
 Plays "rock" otherwise. Standard library only.
@@ -39,6 +40,8 @@ for line in sys.stdin:
             reply = "this is not json\n"
         elif mode == "badmove":
             reply = json.dumps({"round": r, "real_move": "dynamite"}) + "\n"
+        elif mode == "noshadow":
+            reply = json.dumps({"round": r, "real_move": "rock", "shadow_request": True}) + "\n"
         elif mode == "twice":
             reply = reply + reply
         elif mode == "burn":  # CPU, not sleep: `pause` seconds of busy loop

@@ -2,7 +2,7 @@
 
 Every bot plays normally until round 3 (``BAD_ROUND``) and then does its one bad thing.
 Expectations depend on what the containment layer isolates (``Layer.isolation`` from
-``referee.sandbox``): "net", "tcp", "pid", "fs", "signals", "proc", "tmpfs",
+``referee.sandbox``): "net", "tcp", "sockets", "pid", "fs", "signals", "proc", "tmpfs",
 "syscalls". Run
 ``python tests/zoo/catalog.py`` to print the table for the four layers.
 
@@ -37,7 +37,7 @@ BAD_ROUND = 3
 TYPICAL_ISOLATION = {
     "bwrap": frozenset({"net", "pid", "fs", "signals", "proc", "tmpfs", "syscalls"}),
     "unshare": frozenset({"net", "pid", "signals", "proc", "fs", "syscalls"}),
-    "landlock": frozenset({"fs", "proc", "tcp", "signals", "syscalls"}),
+    "landlock": frozenset({"fs", "proc", "tcp", "signals", "syscalls", "sockets"}),
     "basic": frozenset(),
 }
 
@@ -112,8 +112,11 @@ def _escape(isolation: frozenset[str]) -> Expect:
 
 
 def _blocked_if(key: str, label: str, otherwise: str) -> Callable[[frozenset[str]], Expect]:
+    # A bot of its own uid ("uid": the referee is root) is refused by file permissions
+    # what is not its own: the sibling's secret is 0600, the outside directory root's.
     def expect(isolation: frozenset[str]) -> Expect:
-        return ok(f"{label}: blocked" if key in isolation else f"{label}: {otherwise}")
+        blocked = key in isolation or (key == "fs" and "uid" in isolation)
+        return ok(f"{label}: blocked" if blocked else f"{label}: {otherwise}")
 
     return expect
 
@@ -130,7 +133,7 @@ SYSCALL_PROBES = ("ptrace", "io_uring", "keyring", "affinity", "slice", "mount")
 
 
 def _tcp(isolation: frozenset[str]) -> Expect:
-    contained = "net" in isolation or "tcp" in isolation
+    contained = bool({"net", "tcp", "sockets"} & isolation)
     return ok("tcp: blocked" if contained else "tcp: connected")
 
 
@@ -140,8 +143,19 @@ def _shm(isolation: frozenset[str]) -> Expect:
     return ok("shm: blocked" if contained else "shm: wrote 200 MiB")
 
 
+def _privileges(isolation: frozenset[str]) -> Expect:
+    # Never root, never a capability, so never a raw socket nor the host's name, in
+    # any layer; priorities are refused by the seccomp filter, or by another uid's
+    # missing rights (an unprivileged referee's basic bot may renice its own user's
+    # processes: docs/security.md).
+    expected = ["root: no", "caps: none", "raw: blocked", "hostname: blocked"]
+    if "syscalls" in isolation or "uid" in isolation:
+        expected += ["renice-self: blocked", "renice-other: blocked"]
+    return ok(*expected)
+
+
 def _write(isolation: frozenset[str]) -> Expect:
-    if "fs" in isolation:
+    if "fs" in isolation or "uid" in isolation:
         return ok("write-target: blocked", "write-botdir: blocked")
     return ok("write-target: ok", "write-botdir: ok")
 
@@ -228,6 +242,13 @@ ZOO: tuple[ZooBot, ...] = (
     # come from the containment, not the clock.
     ZooBot("shm_hog", _py("shm_hog.py"), _shm, referee_args=_SLOW_MOVE),
     ZooBot(
+        "disk_hog",
+        _py("disk_hog.py"),
+        _always(fatal("disk_limit", round=None)),
+        referee_args=("--disk-mib", "16", "--rounds", "200"),
+        note="a thread writes 96 MiB into the scratch directory while the bot answers",
+    ),
+    ZooBot(
         "fork_bomb",
         _py("fork_bomb.py"),
         _always(fatal("memory_limit", "timeout", round=None)),
@@ -278,6 +299,7 @@ ZOO: tuple[ZooBot, ...] = (
     ZooBot("signal_referee", _py("signal_referee.py"), _signal),
     ZooBot("read_environ", _py("read_environ.py", "--name={secret_name}"), _environ),
     ZooBot("refused_syscalls", _py("refused_syscalls.py"), _syscalls),
+    ZooBot("privileges", _py("privileges.py"), _privileges),
     # -- other runtimes
     ZooBot("node_rock", _node("rock.js"), _always(ok()), needs="node"),
 )

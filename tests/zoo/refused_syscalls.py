@@ -1,5 +1,5 @@
 """Zoo: at round 3 it makes system calls that the layers' seccomp filter refuses
-(referee/seccomp.py), each in a form that is harmless where it is allowed, and reports
+(referee/sandbox/seccomp.py), each in a form that is harmless where it is allowed, and reports
 "<probe>: blocked" when the call failed with EPERM and "<probe>: allowed (...)"
 otherwise; then it plays on.
 

@@ -1,0 +1,247 @@
+"""The competition server under load, on 127.0.0.1 only (not a test: figures go
+into docs/performance.md by hand).
+
+    python bench/server_load.py [--clients 200] [--seconds 30] [--stored 10000] [-j 2]
+
+1. Throughput: ``referee tournament`` (single round robin of the sample bots,
+   ``--rounds``, ``-j``) against the server's ladder with the same bots, match
+   length and ``-j``: matches per minute of each, measured one after the other.
+2. Load: the server's database is filled to ``--stored`` finished matches (copies
+   of real ones), then ``--clients`` concurrent clients read the leaderboard, bot,
+   match and API pages for ``--seconds`` while the ladder plays: p50/p99 latency,
+   errors, and the ladder's matches per minute during the load against without.
+Bounded: the client count is capped at 500, the time at 300 s, and every
+address is 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+BOTS = ["random", "cycler", "frequency", "iocaine", "markov-c", "frequency-js"]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _bots() -> str:
+    return "".join(f'\n[[bot]]\nname = "{b}"\ncommand = "{b}"\n' for b in BOTS)
+
+
+def league_text(rounds: int, jobs: int) -> str:
+    return (
+        f'name = "bench"\ngame = "chaos"\nseed = 11\njobs = {jobs}\n'
+        f"[pool]\nlegs = 2\nrounds = {rounds}\n[finals]\nfinalists = 0\n{_bots()}"
+    )
+
+
+def competition_text(rounds: int, jobs: int) -> str:
+    return (
+        f'name = "bench"\ngame = "chaos"\nseed = 11\n'
+        f"[ladder]\nrounds = {rounds}\nparallel = {jobs}\n{_bots()}"
+    )
+
+
+def tournament_rate(work: Path, rounds: int, jobs: int) -> float:
+    cfg = work / "league.toml"
+    cfg.write_text(league_text(rounds, jobs))
+    out = work / "league"
+    started = time.monotonic()
+    subprocess.run(
+        [sys.executable, "-m", "referee", "tournament", "--config", str(cfg), "--out", str(out),
+         "--quiet", "-j", str(jobs)],
+        check=True, cwd=ROOT, capture_output=True,
+    )  # fmt: skip
+    wall = time.monotonic() - started
+    matches = len(BOTS) * (len(BOTS) - 1)
+    return matches / wall * 60
+
+
+class Server:
+    def __init__(self, work: Path, rounds: int, jobs: int) -> None:
+        self.cfg = work / "competition.toml"
+        self.cfg.write_text(competition_text(rounds, jobs))
+        self.data = work / "data"
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log = open(work / "server.log", "ab")  # noqa: SIM115
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "referee", "serve", "--config", str(self.cfg), "--data",
+             str(self.data), "--port", str(self.port)],
+            cwd=ROOT, stdout=self.log, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+        import httpx
+
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx.get(self.url + "/api/health").status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if time.monotonic() > deadline or self.proc.poll() is not None:
+                raise SystemExit("the server did not start (see server.log)")
+            time.sleep(0.1)
+
+    def done(self) -> int:
+        import httpx
+
+        counts = httpx.get(self.url + "/api/health", timeout=30).json()["matches"]
+        return int(counts.get("ladder.done", 0))
+
+    def rate(self, seconds: float) -> float:
+        first, t0 = self.done(), time.monotonic()
+        time.sleep(seconds)
+        return (self.done() - first) / (time.monotonic() - t0) * 60
+
+    def stop(self) -> None:
+        self.proc.send_signal(signal.SIGTERM)
+        self.proc.wait(timeout=60)
+
+
+def fill(data: Path, stored: int) -> int:
+    """Copy finished ladder matches until ``stored`` matches are in the database."""
+    conn = sqlite3.connect(data / "server.sqlite")
+    with conn:
+        (have,) = conn.execute("SELECT COUNT(*) FROM matches").fetchone()
+        rows = conn.execute(
+            "SELECT * FROM matches WHERE kind = 'ladder' AND status = 'done'"
+        ).fetchall()
+        cols = [c[1] for c in conn.execute("PRAGMA table_info(matches)")]
+        copies = []
+        k = 0
+        while have + len(copies) < stored and rows:
+            row = list(rows[k % len(rows)])
+            row[cols.index("id")] = None
+            copies.append(row)
+            k += 1
+        marks = ",".join("?" * len(cols))
+        conn.executemany(f"INSERT INTO matches VALUES ({marks})", copies)
+    (n,) = conn.execute("SELECT COUNT(*) FROM matches").fetchone()
+    conn.close()
+    return int(n)
+
+
+async def load(
+    url: str, clients: int, seconds: float, paths: list[str], think: float
+) -> dict[str, Any]:
+    import httpx
+    import trio
+
+    latencies: list[float] = []
+    errors: dict[str, int] = {}
+    deadline = time.monotonic() + seconds
+
+    # One client object with a connection per reader: building 200 clients would
+    # spend seconds on their TLS contexts before the first request.
+    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
+    shared = httpx.AsyncClient(base_url=url, timeout=30, limits=limits)
+
+    async def client(k: int) -> None:
+        rng = random.Random(k)
+        if True:
+            c = shared
+            i = k
+            # Clients start spread over one think time, as readers arrive.
+            await trio.sleep(rng.uniform(0, think))
+            while time.monotonic() < deadline:
+                path = paths[i % len(paths)]
+                i += 1
+                t = time.perf_counter()
+                try:
+                    r = await c.get(path)
+                    if r.status_code != 200:
+                        errors[str(r.status_code)] = errors.get(str(r.status_code), 0) + 1
+                except httpx.HTTPError as exc:
+                    errors[type(exc).__name__] = errors.get(type(exc).__name__, 0) + 1
+                latencies.append(time.perf_counter() - t)
+                # A reader looks at a page before the next (0: a closed loop).
+                await trio.sleep(rng.uniform(0.5 * think, 1.5 * think))
+
+    async with shared, trio.open_nursery() as nursery:
+        for k in range(clients):
+            nursery.start_soon(client, k)
+    latencies.sort()
+    n = len(latencies)
+    return {
+        "requests": n,
+        "per_s": round(n / seconds, 1),
+        "p50_ms": round(latencies[n // 2] * 1e3, 1) if n else None,
+        "p99_ms": round(latencies[min(n - 1, int(n * 0.99))] * 1e3, 1) if n else None,
+        "errors": errors,
+    }
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--clients", type=int, default=200)
+    p.add_argument("--seconds", type=float, default=30.0)
+    p.add_argument("--stored", type=int, default=10_000)
+    p.add_argument("--rounds", type=int, default=1000)
+    p.add_argument("-j", "--jobs", type=int, default=2)
+    p.add_argument(
+        "--think", type=float, default=1.0, help="mean seconds between a client's requests"
+    )
+    p.add_argument("--skip-tournament", action="store_true")
+    args = p.parse_args()
+    clients = min(args.clients, 500)
+    seconds = min(args.seconds, 300.0)
+    import trio
+
+    report: dict[str, Any] = {
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "cpus": len(os.sched_getaffinity(0)),
+        "load_average": os.getloadavg()[0],
+        "clients": clients,
+        "seconds": seconds,
+        "rounds": args.rounds,
+        "jobs": args.jobs,
+        "think_s": args.think,
+    }
+    with tempfile.TemporaryDirectory(prefix="server-bench-") as tmp:
+        work = Path(tmp)
+        if not args.skip_tournament:
+            report["tournament_per_min"] = round(tournament_rate(work, args.rounds, args.jobs), 2)
+            print("tournament matches/min:", report["tournament_per_min"], flush=True)
+        server = Server(work, args.rounds, args.jobs)
+        try:
+            report["ladder_per_min"] = round(server.rate(max(seconds, 60.0)), 2)
+            print("ladder matches/min:", report["ladder_per_min"], flush=True)
+            server.stop()
+            report["stored"] = fill(server.data, args.stored)
+            server = Server(work, args.rounds, args.jobs)
+            report["ladder_per_min_stored"] = round(server.rate(seconds), 2)
+            import httpx
+
+            mid = httpx.get(server.url + "/api/matches?kind=ladder&status=done&limit=1").json()[0]
+            paths = ["/", "/api/leaderboard", f"/matches/{mid['id']}", f"/bots/{BOTS[0]}",
+                     "/api/matches?limit=50"]  # fmt: skip
+            first, t0 = server.done(), time.monotonic()
+            report["load"] = trio.run(load, server.url, clients, seconds, paths, args.think)
+            report["ladder_per_min_under_load"] = round(
+                (server.done() - first) / (time.monotonic() - t0) * 60, 2
+            )
+        finally:
+            server.stop()
+    print(json.dumps(report, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,98 @@
+"""Containment for untrusted bots: launch prefixes, resource limits, process-tree control.
+
+This package only *prepares* processes; it never runs an event loop. The match driver
+builds a :class:`Launch` with :func:`prepare_launch` and starts it itself with
+``subprocess.Popen(launch.argv, env=launch.env, cwd=launch.cwd, start_new_session=True)``
+from the main thread. (``setpriv --pdeathsig`` and ``bwrap --die-with-parent`` fire when
+the *thread* that forked the bot exits; trio's ``open_process`` forks from a worker
+thread that idles out and would take the bot with it.)
+
+Modules:
+
+``layers/``
+    one module per containment layer (bwrap, unshare, landlock, basic), each a
+    :class:`base.LayerKind`: a probe and a launch prefix. ``registry`` finds them;
+    "auto" takes the strongest whose self-test passes (``choose``).
+``base``
+    the records (Limits, Layer, Launch) and the launch steps layers share: resource
+    limits by util-linux (``prlimit ... -- setpriv --no-new-privs --pdeathsig KILL --
+    choom -n 1000 --``) or by the launcher shim, and the announcement of the bot.
+``shim``
+    the launcher shim (``python -I -S -c <its source>``): limits, namespaces,
+    Landlock and the seccomp filter, for layers that need them; then it execs the bot.
+``seccomp``
+    the system calls a contained bot may not make, as a filter program.
+``paths``
+    what a bot may see: its own files, its interpreter, host system entries.
+``proctree``
+    process-tree accounting (RSS, CPU) and teardown (kill_tree, the subreaper sweep).
+``sched``
+    CPU affinity and time slices for a bot's threads.
+``identity``
+    the unprivileged uid each bot runs as when the referee is root.
+
+Every wrapper either execs the bot or lets go of its stdin and stdout, so that a bot
+closing a pipe is noticed.
+"""
+
+from __future__ import annotations
+
+from .base import (
+    LAUNCH_TOKEN,
+    MARKER_ENV,
+    SHIM_FAILURE_EXIT,
+    Launch,
+    Layer,
+    LayerKind,
+    Limits,
+    SandboxError,
+)
+from .choose import choose_layer
+from .disk import DiskUsage, disk_usage
+from .fairness import FairShare
+from .identity import lease_uid, release_uid
+from .launch import containment_record, prepare_launch
+from .paths import landlock_abi
+from .proctree import (
+    TreeUsage,
+    after_spawn,
+    enable_subreaper,
+    kill_tree,
+    sweep_escaped,
+    tree_cpu_s,
+    tree_usage,
+)
+from .registry import LAYERS, SANDBOX_CHOICES
+from .sched import set_slice, slice_tree, spread_tree
+
+__all__ = [
+    "LAUNCH_TOKEN",
+    "LAYERS",
+    "MARKER_ENV",
+    "SANDBOX_CHOICES",
+    "SHIM_FAILURE_EXIT",
+    "Launch",
+    "Layer",
+    "LayerKind",
+    "Limits",
+    "SandboxError",
+    "TreeUsage",
+    "DiskUsage",
+    "FairShare",
+    "after_spawn",
+    "disk_usage",
+    "choose_layer",
+    "containment_record",
+    "enable_subreaper",
+    "kill_tree",
+    "landlock_abi",
+    "lease_uid",
+    "prepare_launch",
+    "release_uid",
+    "set_slice",
+    "slice_tree",
+    "spread_tree",
+    "sweep_escaped",
+    "tree_cpu_s",
+    "tree_usage",
+]

@@ -1,0 +1,70 @@
+"""Who a bot runs as. When the referee is root, each bot gets an unprivileged uid (and
+the same gid) of its own from ``Limits.uid_first`` .. ``uid_first + uid_count - 1``,
+leased for as long as its tree may live, so that two bots, in one match or in two
+matches running side by side, never share a uid: they cannot signal or renice each
+other, nor touch each other's files. When the referee is not root, the bot keeps the
+referee's uid (and holds no capabilities either way).
+
+A lease is an exclusive ``flock`` on a file per uid in a root-owned directory, held
+by this process until :func:`release_uid` (or until it exits): it works across the
+processes of a league without any other coordination.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import stat
+import tempfile
+from pathlib import Path
+
+from .base import Limits, SandboxError
+
+_leases: dict[int, int] = {}  # uid -> fd holding its lock
+
+
+def _lock_dir() -> Path:
+    base = Path("/run") if os.path.isdir("/run") else Path(tempfile.gettempdir())
+    path = base / "referee-uids"
+    try:
+        path.mkdir(mode=0o700, exist_ok=True)
+        st = path.lstat()
+    except OSError as exc:
+        raise SandboxError(f"cannot keep bot uid leases in {path}: {exc}") from exc
+    # Anyone else's directory (made by a bot beforehand, say) could fake the leases.
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != 0 or st.st_mode & 0o022:
+        raise SandboxError(f"{path} is not a directory of root's alone")
+    return path
+
+
+def lease_uid(limits: Limits) -> tuple[int, int] | None:
+    """(uid, gid) for one bot when the referee is root, else None."""
+    if os.geteuid() != 0:
+        return None
+    if limits.uid_first < 1 or limits.uid_count < 1:
+        raise SandboxError("the bots' uid range must start above 0 and hold at least one uid")
+    directory = _lock_dir()
+    for uid in range(limits.uid_first, limits.uid_first + limits.uid_count):
+        if uid in _leases:
+            continue
+        fd = os.open(directory / str(uid), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            continue
+        _leases[uid] = fd
+        return uid, uid
+    raise SandboxError(
+        f"all {limits.uid_count} bot uids from {limits.uid_first} are in use by running bots"
+    )
+
+
+def release_uid(uid: int | None) -> None:
+    """End the lease of ``uid`` (once nothing of its bot can be left). Never raises."""
+    fd = _leases.pop(uid, None) if uid is not None else None
+    if fd is not None:
+        try:
+            os.close(fd)
+        except OSError:
+            pass

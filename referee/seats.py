@@ -1,0 +1,131 @@
+"""The bot processes of a match's seats: driver-side bookkeeping (``Seat``) and the
+end of a match for every bot (``finish_bots``: the end message, grace period,
+teardown, the verdict's measurements)."""
+
+from __future__ import annotations
+
+import shutil
+import time
+from collections import deque
+from collections.abc import Sequence
+from pathlib import Path
+
+import trio
+
+from . import sandbox as sbx
+from .bot_command import BotSpec
+from .faults import Verdict
+from .games import GameResult
+from .proc import BotProcess, Multiplexer
+from .protocol import End, encode_line
+
+EXIT_GRACE_S = 0.5  # after "end", how long bots get to exit by themselves
+
+
+class Seat:
+    """Driver-side bookkeeping for one seat: its bot process and what was measured
+    of it."""
+
+    def __init__(self, index: int, spec: BotSpec, seed: int) -> None:
+        self.index = index
+        self.spec = spec
+        self.seed = seed
+        self.bot: BotProcess | None = None
+        self.verdict = Verdict()
+        self.owed: deque[int] = deque()  # steps whose reply has not arrived yet, oldest first
+        self.scratch: Path | None = None
+        self.uid = -1  # the bot's uid (its own leased one when the referee is root)
+        self.uid_leased = False
+        self.marker = ""  # in the bot's environment: attributes escaped processes
+        self.name: str | None = None
+        self.version: str | None = None
+        self.peak_rss = 0
+        self.cpu_s = 0.0
+        self.max_move = 0.0  # the slowest reply, copied from the judge at the end
+
+
+async def finish_bots(
+    seats: Sequence[Seat], out: Sequence[bool], mux: Multiplexer | None, result: GameResult | None
+) -> None:
+    """The end of a match for every bot: the end message, a grace period to exit, then
+    its whole process tree killed and reaped, escaped processes swept, and the
+    verdict's measurements filled in. Never raises."""
+    live = [s for s in seats if s.bot is not None]
+    for s in live:
+        bot = s.bot
+        assert bot is not None
+        if not bot.exited and not out[s.index]:
+            bot.send(
+                encode_line(
+                    End(
+                        reason=result.reason if result else "aborted",
+                        rounds=result.steps if result else 0,
+                    )
+                )
+            )
+        bot.close_stdin()
+    deadline = time.monotonic() + EXIT_GRACE_S
+    with trio.CancelScope(shield=True):
+        while mux is not None:
+            for s in live:
+                assert s.bot is not None
+                s.bot.poll_exit()
+            if all(s.bot.exited for s in live if s.bot is not None):
+                break
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            await mux.wait(min(left, 0.05))
+    for s in live:
+        bot = s.bot
+        assert bot is not None
+        if not bot.exited:
+            s.verdict.killed_by_referee = True
+        bot.kill()
+    # Reap: after SIGKILL this is quick, but bound it for uninterruptible sleeps.
+    reap_deadline = time.monotonic() + 5.0
+    for s in live:
+        bot = s.bot
+        assert bot is not None
+        while not bot.poll_exit() and time.monotonic() < reap_deadline:
+            bot.kill()
+            time.sleep(0.002)
+        while not bot.stderr_eof and bot.stderr_fd >= 0 and bot.read_stderr():
+            pass
+    known = {s.bot.pid for s in live if s.bot is not None}
+    escaped = sbx.sweep_escaped(known)
+    for description in escaped:
+        owners = [s for s in live if f"[{s.marker}]" in description]
+        # A process that dropped the marker from its environment cannot be traced
+        # to one bot: it is recorded against every seat, never silently dropped.
+        for s in owners or live:
+            s.verdict.escaped_processes.append(description)
+    for s in live:
+        bot = s.bot
+        assert bot is not None
+        code, sig = bot.exit_description()
+        if s.verdict.exit_code is None and s.verdict.signal is None:
+            s.verdict.exit_code, s.verdict.signal = code, sig
+        s.verdict.wall_s = round(time.monotonic() - bot.started, 3)
+        ru = bot.rusage
+        if ru is not None:
+            cpu = float(getattr(ru, "ru_utime", 0.0)) + float(getattr(ru, "ru_stime", 0.0))
+            s.cpu_s = max(s.cpu_s, cpu)
+            s.peak_rss = max(s.peak_rss, int(getattr(ru, "ru_maxrss", 0)))
+        s.verdict.cpu_s = round(s.cpu_s, 3)
+        s.verdict.peak_rss_kib = s.peak_rss
+        s.verdict.bytes_in = bot.bytes_in
+        s.verdict.bytes_out = bot.bytes_out
+        s.verdict.max_move_ms = round(s.max_move * 1000, 3)
+        s.verdict.stderr_head = bot.stderr.head_text()[-2000:]
+        s.verdict.stderr_tail = bot.stderr.tail_text()[-2000:]
+        s.verdict.stderr_bytes = bot.stderr.total
+        bot.close_all()
+    if mux is not None:
+        mux.close()
+    for s in seats:
+        if s.scratch is not None:
+            shutil.rmtree(s.scratch, ignore_errors=True)
+        if s.uid_leased:  # its whole tree is gone: the uid may serve another bot
+            sbx.release_uid(s.uid)
+            s.uid_leased = False

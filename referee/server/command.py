@@ -1,0 +1,209 @@
+"""``referee serve``: the competition server (ladder, submissions, web site)."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import hashlib
+import json
+import signal
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from ..errors import CliError
+from ..options import positive_int
+from ..tournament.config import ConfigError
+
+
+def configure(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--config", required=True, type=Path, help="the competition's TOML file")
+    p.add_argument(
+        "--data",
+        type=Path,
+        default=Path("competition-data"),
+        help="where the database, bots, replays and logs live (default competition-data)",
+    )
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=8080, help="port to listen on (default 8080)")
+    p.add_argument(
+        "-j",
+        "--jobs",
+        type=positive_int,
+        default=None,
+        help="ladder matches at once (default: ladder.parallel, 0 there: one per CPU)",
+    )
+    p.add_argument("--cluster", help="play ladder matches on a Dask scheduler (tcp://HOST:PORT)")
+    p.add_argument(
+        "--finals",
+        action="store_true",
+        help="freeze the ladder and play the finals on the current versions (the ladder "
+        "stays frozen; a restart carries on with unfinished finals)",
+    )
+    p.add_argument(
+        "--add-competitor",
+        metavar="NAME",
+        help="register a competitor, print its token (shown once) and exit",
+    )
+
+
+@contextlib.contextmanager
+def exclusive(data_dir: Path) -> Iterator[None]:
+    """One server per data directory; the kernel drops the lock however we die."""
+    import fcntl
+
+    with open(data_dir / "server.lock", "w") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise CliError(f"another referee serve is using {data_dir}") from None
+        yield
+
+
+def seed_samples(store: Any, cfg: Any) -> None:
+    """The config's sample bots as versions of bots without an owner; a sample whose
+    files changed since the last start gets a new version."""
+    from ..bot_command import file_digest, resolve_command
+    from ..errors import UsageError
+
+    for entry in cfg.bot:
+        try:
+            argv = resolve_command(entry.command)
+        except UsageError as exc:
+            raise CliError(f"sample bot {entry.name!r}: {exc}") from None
+        digest = file_digest(argv) or hashlib.sha256(json.dumps(argv).encode()).hexdigest()
+        sha = f"sample:{digest}"
+        found = store.bot_id(entry.name)
+        if found is not None:
+            if found[1] is not None:
+                raise CliError(f"sample bot {entry.name!r}: a competitor's bot has that name")
+            versions = store.versions_of(found[0])
+            if versions and versions[-1].sha256 == sha and versions[-1].command == argv:
+                continue
+        store.add_version(entry.name, None, sha, argv, "active")
+
+
+def run(args: argparse.Namespace) -> int:
+    from .config import load_competition
+    from .db import NameTaken, Store
+
+    try:
+        cfg = load_competition(args.config)
+    except ConfigError as exc:
+        raise CliError(str(exc)) from None
+    data_dir: Path = args.data
+    try:
+        data_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise CliError(f"cannot create {data_dir}: {exc.strerror or exc}") from None
+    store = Store(data_dir)
+    try:
+        if args.add_competitor is not None:
+            name = args.add_competitor.strip()
+            if not name or len(name) > 64 or not name.isprintable():
+                raise CliError("a competitor's name must be 1-64 printable characters")
+            try:
+                token = store.add_competitor(name)
+            except NameTaken as exc:
+                raise CliError(str(exc)) from None
+            print(token)
+            print(
+                f"(the token of {name}; it is not stored and cannot be shown again)",
+                file=sys.stderr,
+            )
+            return 0
+        if not 0 <= args.port < 65536:
+            raise CliError(f"bad port {args.port}")
+        with exclusive(data_dir):
+            return _serve(store, cfg, data_dir, args)
+    finally:
+        store.close()
+
+
+def _serve(store: Any, cfg: Any, data_dir: Path, args: argparse.Namespace) -> int:
+    import trio
+
+    from .. import sandbox
+    from ..match import random_seed
+    from ..tournament.command import _cluster_executor, usable_cpus
+    from ..tournament.executor import ProcessExecutor
+    from .app import Site, build_app
+    from .finals import load_finished, run_finals
+    from .ladder import Ladder
+
+    try:
+        sandbox.choose_layer(cfg.limits.sandbox)
+    except (sandbox.SandboxError, ValueError) as exc:
+        raise CliError(f"containment: {exc}") from None
+    seed_text = store.get("seed")
+    if seed_text is None:
+        seed = cfg.seed if cfg.seed is not None else random_seed()
+        store.set("seed", str(seed))
+    else:
+        seed = int(seed_text)
+    seed_samples(store, cfg)
+    jobs = args.jobs or cfg.ladder.parallel or usable_cpus()
+    cluster = _cluster_executor(args.cluster or cfg.cluster, args.jobs)
+
+    async def main() -> None:
+        from hypercorn.config import Config
+        from hypercorn.trio import serve
+
+        executor = cluster or ProcessExecutor(jobs, data_dir / "workers")
+        validator = ProcessExecutor(1, data_dir / "workers" / "validation", share_cpus=False)
+        ladder = Ladder(store, cfg, data_dir, executor, validator, seed)
+        ladder.frozen = store.get("frozen") == "1"
+        site = Site(store, ladder, cfg, data_dir)
+        finals_state = store.get("finals")
+        if finals_state == "complete":
+            load_finished(site, data_dir)
+        app = build_app(site)
+        hconfig = Config()
+        hconfig.bind = [f"{args.host}:{args.port}"]
+        hconfig.accesslog = None
+        hconfig.errorlog = "-"
+        hconfig.graceful_timeout = 2.0
+        try:
+            async with trio.open_nursery() as nursery:
+
+                async def stop_on_signal() -> None:
+                    with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+                        async for _ in signals:
+                            nursery.cancel_scope.cancel()
+                            return
+
+                nursery.start_soon(stop_on_signal)
+                await ladder.refresh()
+                binds = await nursery.start(serve, app, hconfig)
+                for bind in binds:
+                    print(f"referee serve: {cfg.name} on {bind}", flush=True)
+                nursery.start_soon(ladder.run)
+                if args.finals or finals_state == "started":
+                    if finals_state == "complete":
+                        print("referee serve: the finals are already complete", flush=True)
+                    else:
+                        nursery.start_soon(run_finals, site, store, cfg, data_dir, executor, seed)
+        finally:
+            with trio.CancelScope(shield=True):
+                await executor.aclose()
+                await validator.aclose()
+                if cluster is not None:
+                    cluster.close()
+
+    from ..tournament.command import _flatten
+
+    try:
+        trio.run(main)
+    except BaseException as exc:
+        found = _flatten(exc)
+        errors = [e for e in found if isinstance(e, OSError)]
+        if errors and len(errors) == len(found):
+            why = errors[0].strerror or errors[0]
+            raise CliError(f"cannot serve on {args.host}:{args.port}: {why}") from None
+        if any(isinstance(e, KeyboardInterrupt) for e in found):
+            print("referee serve: stopped", flush=True)
+            return 0
+        raise
+    print("referee serve: stopped", flush=True)
+    return 0

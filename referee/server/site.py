@@ -1,0 +1,89 @@
+"""``referee site TOURNAMENT_DIR OUT_DIR``: a finished ``referee tournament`` as
+static web pages (standings with rating intervals, cross-table, bracket, every
+match linked to its HTML replay), plain files any web server can host."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+from ..errors import EXIT_OK, CliError
+
+
+def configure(p: argparse.ArgumentParser) -> None:
+    p.add_argument("tournament", type=Path, help="a referee tournament's output directory")
+    p.add_argument("out", type=Path, help="where to write the pages (created)")
+
+
+def environment() -> Any:
+    from jinja2 import Environment, PackageLoader, select_autoescape
+
+    env = Environment(
+        loader=PackageLoader("referee.server", "templates"),
+        autoescape=select_autoescape(["html"]),
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["signed"] = lambda x: f"{x:+.0f}"
+    return env
+
+
+def _safe_id(mid: str) -> bool:
+    return bool(mid) and all(c.isalnum() or c in "-_." for c in mid) and ".." not in mid
+
+
+def render_site(tournament: Path, out: Path) -> int:
+    """Write the pages; returns the number of match pages written."""
+    from ..errors import ReplayError
+    from ..html_report import render_html
+    from ..replay_view import load_view
+
+    results = tournament / "results.json"
+    try:
+        summary = json.loads(results.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise CliError(
+            f"no results.json in {tournament}: not a finished referee tournament output"
+        ) from None
+    except (OSError, ValueError) as exc:
+        raise CliError(f"cannot read {results}: {exc}") from None
+    if not isinstance(summary, dict) or "standings" not in summary:
+        raise CliError(f"{results} is not a tournament's results.json")
+    (out / "matches").mkdir(parents=True, exist_ok=True)
+    (out / "replays").mkdir(parents=True, exist_ok=True)
+    links: dict[str, str] = {}
+    for m in summary.get("matches", []):
+        mid, replay = str(m.get("id", "")), m.get("replay")
+        if not replay or not _safe_id(mid):
+            continue
+        source = (tournament / replay).resolve()
+        if not source.is_file() or tournament.resolve() not in source.parents:
+            continue
+        shutil.copyfile(source, out / "replays" / f"{mid}.jsonl")
+        try:
+            page = render_html(load_view(source))
+        except ReplayError:
+            links[mid] = f"replays/{mid}.jsonl"  # a game the viewer does not draw
+            continue
+        (out / "matches" / f"{mid}.html").write_text(page, encoding="utf-8")
+        links[mid] = f"matches/{mid}.html"
+    html = (
+        environment()
+        .get_template("static_index.html")
+        .render(t=summary, match_link=lambda mid: links.get(str(mid)))
+    )
+    (out / "index.html").write_text(html, encoding="utf-8")
+    shutil.copyfile(results, out / "results.json")
+    return sum(1 for v in links.values() if v.startswith("matches/"))
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        pages = render_site(args.tournament, args.out)
+    except OSError as exc:
+        raise CliError(f"cannot write {args.out}: {exc.strerror or exc}") from None
+    print(f"{args.out / 'index.html'} ({pages} match pages)")
+    return EXIT_OK

@@ -1,0 +1,518 @@
+#!/usr/bin/env python3
+"""champion: Iocaine Powder's meta-strategy over many more predictors, shadow-aware,
+and a deceiver that spends its tokens where a shown move steers the opponent's reply.
+
+Idea (see docs/bots.md for the long form):
+
+Predictors, each giving one move a round:
+  * history matching on three histories (the joint one, the opponent's visible
+    moves, our own moves) at several lengths (the last occurrence of the last
+    1, 2, 3, 5 and 8 rounds, and the longest match up to 12), predicting the
+    opponent's next move and, for the joint and own histories, ours too;
+  * context models: decayed counts of the opponent's next move after each
+    context (nothing, its last move, our last move, the last joint round, the
+    last two joint rounds, its last two, our last two), at two or four decay
+    rates. A context model names the reply with the best expected score
+    against its counts, so it weighs evidence where a history match trusts one
+    occurrence: noisy and mixed opponents are read much better;
+  * mirrored context models (the same contexts predicting *our* next move, as an
+    opponent with such a model would);
+  * a random move, the hedge.
+Every prediction is played in every rotation (Iocaine's P.0, P.1, P.2 and the
+mirrored P'.0..2; with five moves all five offsets), and every variant is scored
+by how it would have done against the visible moves, at six decay rates. Each
+rate's best variant is a picker; the pickers and their rotations are scored over
+the match and the best is played; a random fallback when we are being beaten.
+
+Shadows: a bucket drop proves the round before it was a shadow; that visible
+move is masked (not scored, not learned) and the 12 rounds after a drop count
+half. The context models on the opponent also run on the raw visible history,
+and the scoring decides which to believe.
+
+Deception: from the rounds in which we showed our real move the bot learns the
+opponent's reply to each move we show (the table the scoring's deception
+efficiency uses). When that table says the reply to some shown move v is sharp
+and unlike the reply to the move we really play, we show v, and next round play
+the best answer to the reply to v. Tokens are paced over the match, spent more
+freely while we are losing, and not at all when the opponent's replies do not
+depend on what it sees (random, rock): then every row of the table is alike and
+no shown move promises credit. If spent tokens do not pay off as forecast, the
+bar rises.
+
+Randomness comes from the hello seed, so a match is reproducible.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import chaosbot
+import numpy as np
+
+# Offset orders on the circle for a prediction of their move (P) and of ours (P'):
+# naive first, then the second- and third-guessing rotations (as in Iocaine).
+P_OFFSETS = {3: (1, 0, 2), 5: (1, 2, 4, 0, 3)}
+P_MIRROR_OFFSETS = {3: (2, 1, 0), 5: (3, 1, 4, 0, 2)}
+
+MATCH_LENGTHS = (1, 2, 4)  # history-match context lengths (plus the longest)
+MAX_MATCH = 10  # longest match tracked
+MAX_AGE = 2000  # k-grams that ended longer ago are forgotten
+# Context tables: (family, kind, decay). Families: "opp" = the opponent's visible
+# moves with proven shadows masked, "raw" = its visible moves as shown, "me" = our
+# own moves (the mirror). Kinds: 0 none, 1 their last, 2 our last, 3 last joint
+# round, 4 last two joint rounds, 5 their last two, 6 our last two.
+TABLES = (
+    [("opp", 0, d) for d in (0.7, 0.9, 0.99, 1.0)]
+    + [("opp", k, d) for k in range(1, 7) for d in (0.9, 0.99)]
+    + [("me", 0, d) for d in (0.9, 0.99)]
+    + [("me", k, 0.95) for k in (1, 2, 3)]
+)
+RAW_TABLES = [("raw", k, 0.99) for k in (1, 3)]  # only where shadows exist
+SCORE_DECAYS = (0.5, 0.8, 0.9, 0.97, 0.99, 0.999)  # the pickers' scoring horizons
+META_DECAY = 0.999  # the meta layer's scoring of the pickers
+RESCALE_AT = 1e150  # growing-increment decay: renormalise before floats overflow
+FALLBACK_WINDOW = 100
+FALLBACK_AT = -12  # visible score over the last 100 rounds that triggers random play
+PRESSURE = 12  # rounds after a bucket drop that count half
+RESPONSE_PRIOR = 5.0  # smoothing of the reply table toward their overall mix
+START_SHARE = 0.05  # no tokens before this share of the match (the table is learning)
+PACE_SLACK = 3  # tokens we may be ahead of an even pace
+CREDIT_BAR = 0.35  # expected credit of a token (misread times points) needed to spend
+LOSING_BAR = 0.25  # the bar while we are losing lately
+REPLAN_EVERY = 8  # rounds between recomputations of the whole-match reply model
+REPLY_DECAY = 0.9  # the context table whose rows forecast their reply to a shown move
+AUDIT_AFTER = 4  # spends before the realised credit is checked against the forecast
+AUDIT_SHARE = 0.5  # realised credit below this share of the forecast raises the bar
+
+
+class History:
+    """Longest-match bookkeeping for one symbol sequence: for each k up to
+    MAX_MATCH, where the k symbols ending now last ended before."""
+
+    def __init__(self, base: int) -> None:
+        self.base = base + 1  # digits are symbol + 1, so codes of different k differ
+        self.seq: list[int] = []
+        self.ends: dict[int, int] = {}
+        self.keys_at: list[list[int]] = [[] for _ in range(MAX_AGE + 1)]
+        self.found: list[int] = []  # found[k-1]: previous end of the current k-gram
+
+    def add(self, sym: int) -> None:
+        seq, ends = self.seq, self.ends
+        t = len(seq)
+        seq.append(sym)
+        found: list[int] = []
+        keys: list[int] = []
+        if sym >= 0:
+            code = 0
+            base = self.base
+            for k in range(1, min(MAX_MATCH, t + 1) + 1):
+                s = seq[t - k + 1]
+                if s < 0:
+                    break  # a match never runs through an unknown or masked round
+                code = code * base + s + 1
+                prev = ends.get(code)
+                ends[code] = t
+                keys.append(code)
+                if prev is not None and len(found) == k - 1:
+                    found.append(prev)
+        self.found = found
+        ring = self.keys_at
+        old_t = t - MAX_AGE
+        if old_t >= 0:
+            for code in ring[old_t % len(ring)]:
+                if ends.get(code) == old_t:
+                    del ends[code]
+        ring[t % len(ring)] = keys
+
+
+class Champion(chaosbot.Bot):
+    name = "champion"
+
+    def __init__(self, hello: dict) -> None:
+        super().__init__(hello)
+        self.cyc = chaosbot.cyclic_order(self.moves)
+        self.index = {m: i for i, m in enumerate(self.cyc)}
+        n = self.n = len(self.cyc)
+        half = (n - 1) // 2
+        self.out = out = [0] + [1] * half + [-1] * half  # out[(a - b) % n]
+        self.payoff = np.array([[out[(a - b) % n] for b in range(n)] for a in range(n)], float)
+        self.total_tokens = self.tokens
+        self.shadows = self.tokens > 0
+        p_offs = P_OFFSETS.get(n, tuple(range(1, n)) + (0,))
+        m_offs = P_MIRROR_OFFSETS.get(n, p_offs)
+
+        # History matching: joint, theirs.
+        self.hist = [History(n * n), History(n)]
+        # Slots: (history, length index, predicts ours?) for every length incl. longest.
+        lengths = len(MATCH_LENGTHS) + 1
+        self.match_slots = [(h, li, mine) for (h, mine) in HIST_SLOTS for li in range(lengths)]
+        self.lengths = MATCH_LENGTHS + (MAX_MATCH,)
+        offsets = [m_offs if mine else p_offs for (_, _, mine) in self.match_slots]
+
+        # Context tables.
+        self.tables = TABLES + (RAW_TABLES if self.shadows else [])
+        ntab = self.ntab = len(self.tables)
+        self.counts = np.zeros((ntab, n**4, n))
+        self.tab_ids = np.arange(ntab)
+        self.decay_step = np.array([1.0 / d for (_, _, d) in self.tables])
+        self.inc = np.ones(ntab)
+        self.inc_max = 1.0  # the largest increment, kept as a float: cheaper than max()
+        self.max_step = float(self.decay_step.max())
+        self.is_mirror = np.array([f == "me" for (f, _, _) in self.tables])
+        # A context model names our best reply a, i.e. it predicts their move a - 1:
+        # its P offsets are shifted by one so that the reply itself is the prediction.
+        shifted = tuple((x - 1) % n for x in p_offs)
+        offsets += [m_offs if f == "me" else shifted for (f, _, _) in self.tables]
+        self.ctx_prev: np.ndarray | None = None  # each table's context row (0 if unknown)
+        self.ctx_ok = np.zeros(ntab)  # 1.0 where that context is known
+        fam_idx = np.array([("opp", "raw", "me").index(f) for (f, _, _) in self.tables])
+        # move_lut[o_kept + 1, o + 1, m + 1]: the move each table learns this round;
+        # weight_lut[2 * w, o known, m known]: with what weight.
+        self.move_lut = np.zeros((n + 1, n + 1, n + 1, ntab), dtype=np.int64)
+        for a in range(-1, n):
+            for b in range(-1, n):
+                for c in range(-1, n):
+                    self.move_lut[a + 1, b + 1, c + 1] = np.array((a, b, c))[fam_idx].clip(0)
+        self.weight_lut = np.zeros((3, 2, 2, ntab))
+        for w2 in range(3):
+            for ok_o in (0, 1):
+                for ok_m in (0, 1):
+                    self.weight_lut[w2, ok_o, ok_m] = np.array((w2 / 2, ok_o, ok_m))[fam_idx]
+        # Context index = coef @ (o1, o2, r1, r2, m1, m2); known if no needed value < 0.
+        self.ctx_coef = np.zeros((ntab, 6), dtype=np.int64)
+        self.ctx_need = np.zeros((ntab, 6), dtype=np.int64)
+        for i, (fam, kind, _) in enumerate(self.tables):
+            a1, a2, b1, b2 = {"opp": (0, 1, 4, 5), "raw": (2, 3, 4, 5), "me": (4, 5, 0, 1)}[fam]
+            terms = {
+                0: {},
+                1: {a1: 1},
+                2: {b1: 1},
+                3: {b1: n, a1: 1},
+                4: {b2: n**3, a2: n**2, b1: n, a1: 1},
+                5: {a2: n, a1: 1},
+                6: {b2: n, b1: 1},
+            }[kind]
+            for col, coef in terms.items():
+                self.ctx_coef[i, col] = coef
+                self.ctx_need[i, col] = 1
+        # By the set of unknown values (a 6-bit mask): which contexts are known.
+        masks = np.array([[(u >> c) & 1 for c in range(6)] for u in range(64)])
+        self.known_lut = ((masks @ self.ctx_need.T) == 0).astype(np.int64)  # (64, ntab)
+        self.ok_lut = self.known_lut.astype(float)
+
+        # Variants: prediction j played with offset offsets[j][i]; the last is random.
+        self.npred = len(offsets)
+        self.offs = [list(o) for o in offsets]  # offs[j][i]: variant i of slot j
+        # pay_lut[j, p, i, y]: points of slot j's variant i, if it predicted p, against y.
+        self.pay_lut = np.array(
+            [[[self.payoff[(p + o) % n] for o in offs] for p in range(n)] for offs in offsets]
+        )
+        self.slot_ids = np.arange(self.npred)
+        # Round one: every prediction "0" (a context slot's reply 1 is its prediction 0).
+        self.pred0 = np.array([1 if o is shifted else 0 for o in offsets])
+        self.rot_pay = np.array([[self.payoff[(p + r) % n] for r in range(n)] for p in range(n)])
+        self.nvar = self.npred * n + 1
+        self.scores = np.zeros((len(SCORE_DECAYS), self.nvar))
+        self.score_growth = 1.0 / np.array(SCORE_DECAYS)  # the fastest decay comes first
+        self.score_inc = np.ones(len(SCORE_DECAYS))
+        self.meta = np.zeros(len(SCORE_DECAYS) * n)
+        self.meta_inc = 1.0
+        self.pick_pay: np.ndarray | None = None  # [picker rotation, their move]: points
+        self.score_inc_max = 1.0
+        self.score_growth_max = float(self.score_growth.max())
+        self.var_pay = np.zeros((self.nvar, n))
+        self.var_pay_grid = self.var_pay[:-1].reshape(self.npred, n, n)  # a view
+
+        self.opp: list[int] = []  # their visible moves, -1 where unknown or masked
+        self.raw: list[int] = []  # their visible moves as shown
+        self.me: list[int] = []  # our real moves
+        self.last_bucket: str | None = None
+        self.pressure_until = -1
+        self.fall_ring = [0] * FALLBACK_WINDOW
+        self.fall_sum = 0
+
+        # Deception: reply[x][y] counts "we showed x honestly, next they showed y".
+        self.reply = np.zeros((n, n))
+        self.honest_shown: list[int] = []  # per round: our move if we showed it, else -1
+        self.spend_log: dict[int, tuple[int, int, float]] = {}  # round index: shown, real, credit
+        self.sting = -1  # the move to play this round after a shadow
+        self.forecast_sum = 0.0
+        self.realised_sum = 0.0
+        self.spends = 0
+        self.bar = CREDIT_BAR
+        self.whole: np.ndarray | None = None  # the whole-match reply model, cached
+        self.whole_until = 0
+        self.ceiling = np.zeros(n)
+        self.reply_tab = self.tables.index(("opp", 2, REPLY_DECAY))
+
+    # -- learning ------------------------------------------------------------
+
+    def record(self, seen: str | None, mine: str | None, bucket_now: str) -> None:
+        """Take in the round just played: score every variant, update every model."""
+        n = self.n
+        t = len(self.me)
+        o = self.index.get(seen, -1) if seen is not None else -1
+        m = self.index.get(mine, -1) if mine is not None else -1
+        prev_bucket = self.last_bucket
+        if o < 0:
+            w = 0.0
+        elif chaosbot.bucket_dropped(prev_bucket, bucket_now):
+            w = 0.0  # a proven shadow
+            self.pressure_until = t + PRESSURE
+        elif prev_bucket == "EMPTY" or t > self.pressure_until:
+            w = 1.0
+        else:
+            w = 0.5
+        o_kept = o if w > 0 else -1
+        self.opp.append(o_kept)
+        self.raw.append(o)
+        self.me.append(m)
+
+        # Score last round's variants and pickers against what they showed.
+        if self.pick_pay is not None:
+            # Decay by growing the increments instead of shrinking every score.
+            self.score_inc *= self.score_growth
+            self.score_inc_max *= self.score_growth_max
+            self.meta_inc /= META_DECAY
+            if self.score_inc_max > RESCALE_AT:
+                self.scores /= self.score_inc[:, None]
+                self.meta /= self.meta_inc
+                self.score_inc[:] = 1.0
+                self.score_inc_max = 1.0
+                self.meta_inc = 1.0
+            if w > 0:
+                self.scores += np.outer(w * self.score_inc, self.var_pay[:, o])
+                self.meta += (w * self.meta_inc) * self.pick_pay[:, o]
+        res = self.out[(m - o) % n] if (w > 0 and m >= 0) else 0
+        slot = t % FALLBACK_WINDOW
+        self.fall_sum += res - self.fall_ring[slot]
+        self.fall_ring[slot] = res
+
+        # History matching.
+        joint, theirs = self.hist
+        joint.add(m * n + o_kept if (m >= 0 and o_kept >= 0) else -1)
+        theirs.add(o_kept)
+
+        # Context tables: last round's context row of each learns this round's move.
+        self.inc *= self.decay_step
+        self.inc_max *= self.max_step
+        if self.inc_max > RESCALE_AT:
+            self.counts /= self.inc[:, None, None]
+            self.inc[:] = 1.0
+            self.inc_max = 1.0
+        if self.ctx_prev is not None:
+            moves = self.move_lut[o_kept + 1, o + 1, m + 1]
+            weights = self.weight_lut[int(2 * w), int(o >= 0), int(m >= 0)] * self.ctx_ok
+            weights *= self.inc
+            self.counts[self.tab_ids, self.ctx_prev, moves] += weights
+        self._contexts()
+        self._learn_reply(o, m)
+
+    def _contexts(self) -> None:
+        """Each table's context for predicting the next round (ctx_prev, ctx_ok)."""
+        if len(self.me) >= 2:
+            vals = [
+                self.opp[-1],
+                self.opp[-2],
+                self.raw[-1],
+                self.raw[-2],
+                self.me[-1],
+                self.me[-2],
+            ]
+        else:
+            vals = [self.opp[-1], -1, self.raw[-1], -1, self.me[-1], -1]
+        unknown = 0
+        for i, v in enumerate(vals):
+            if v < 0:
+                unknown |= 1 << i
+        self.ctx_ok = self.ok_lut[unknown]
+        self.ctx_prev = (self.ctx_coef @ np.array(vals)) * self.known_lut[unknown]
+
+    def _learn_reply(self, seen: int, mine: int) -> None:
+        """Their reply (this round) to what we showed the round before, in honest
+        rounds; and the audit of a shadow spent the round before."""
+        before = len(self.me) - 2
+        if before < 0 or seen < 0:
+            return
+        shown_then = self.honest_shown[before]
+        if shown_then >= 0:
+            self.reply[shown_then, seen] += 1.0
+        spend = self.spend_log.pop(before, None)
+        if spend is not None and mine >= 0:
+            shown, real, forecast = spend
+            f = self._reply_model()
+            misread = max(0.0, f[shown, seen] - f[real, seen])
+            self.realised_sum += misread * self.out[(mine - seen) % self.n]
+            self.forecast_sum += forecast
+            if self.spends >= AUDIT_AFTER and self.realised_sum < AUDIT_SHARE * self.forecast_sum:
+                self.bar = min(1.0, self.bar * 1.5)
+
+    # -- deciding ------------------------------------------------------------
+
+    def _predictions(self) -> np.ndarray:
+        t = len(self.me)
+        last_o = self.opp[-1] if t and self.opp[-1] >= 0 else 0
+        last_m = self.me[-1] if t and self.me[-1] >= 0 else 0
+        pred: list[int] = []
+        opp, me = self.opp, self.me
+        ends: list[list[int]] = []
+        for hist in self.hist:
+            found = hist.found
+            k = len(found)
+            ends.append([found[min(length, k) - 1] + 1 for length in self.lengths] if k else [])
+        for h, mine in HIST_SLOTS:
+            seq, last = (me, last_m) if mine else (opp, last_o)
+            at = ends[h]
+            if at:
+                for end in at:
+                    x = seq[end]
+                    pred.append(x if x >= 0 else last)
+            else:
+                pred += [last] * len(self.lengths)
+        rows = self.counts[self.tab_ids, self.ctx_prev]
+        reply = (rows @ self.payoff.T).argmax(axis=1)
+        likely = rows.argmax(axis=1)
+        return np.concatenate((pred, np.where(self.is_mirror, likely, reply)))
+
+    def choose(self) -> int:
+        """Predict, let each scoring rate pick a variant, let the meta layer pick."""
+        n = self.n
+        rand = self.rng.randrange(n)
+        pred = self._predictions() if self.me else self.pred0
+        self.var_pay_grid[...] = self.pay_lut[self.slot_ids, pred]
+        self.var_pay[-1] = self.payoff[rand]
+        rand_var = self.nvar - 1
+        offs = self.offs
+        picks = []
+        for var in self.scores.argmax(axis=1).tolist():
+            if var == rand_var:
+                picks.append(rand)
+            else:
+                j, i = divmod(var, n)
+                picks.append((int(pred[j]) + offs[j][i]) % n)
+        self.pick_pay = self.rot_pay[picks].reshape(-1, n)
+        if self.fall_sum < FALLBACK_AT:
+            return rand
+        h, r = divmod(int(self.meta.argmax()), n)
+        return (picks[h] + r) % n
+
+    def _reply_model(self) -> np.ndarray:
+        """f[x][y]: their reply y after being shown x, smoothed toward their mix."""
+        c = self.reply
+        total = c.sum()
+        mix = c.sum(axis=0) / total if total > 0 else np.full(self.n, 1.0 / self.n)
+        return (c + RESPONSE_PRIOR * mix) / (c.sum(axis=1, keepdims=True) + RESPONSE_PRIOR)
+
+    def _plan_shadow(self, rnd: int, real: int) -> tuple[int, int, float] | None:
+        """(shown move, next round's answer, expected credit), or None to stay honest."""
+        start = max(2, int(START_SHARE * self.rounds))
+        if rnd < start or rnd >= self.rounds:
+            return None  # still learning, or the last round (nobody sees it)
+        spent = self.total_tokens - self.tokens
+        pace = self.total_tokens * (rnd - start) / max(1, self.rounds - start)
+        losing = self.fall_sum < 0
+        if spent >= pace + PACE_SLACK * (2 if losing else 1):
+            return None
+        if self.whole is None or rnd >= self.whole_until:
+            f = self.whole = self._reply_model()
+            self.whole_until = rnd + REPLAN_EVERY
+            # The most credit any shown move could earn with each real move, if the
+            # reply were certain and beaten: when it is under the bar, skip the rest.
+            self.ceiling = np.maximum(0.0, f[:, None, :] - f[None, :, :]).max(axis=(0, 2))
+        if self.ceiling[real] <= self.bar * LOSING_BAR / CREDIT_BAR:
+            return None
+        f = self.whole
+        # Their reply to each shown move now: the fast-fading "after our last move"
+        # context table (in honest rounds our last move is the shown one).
+        now = self.counts[self.reply_tab, : self.n]
+        now = (now + 1e-300) / (now.sum(axis=1, keepdims=True) + self.n * 1e-300)
+        answers = (now @ self.payoff.T).argmax(axis=1)  # our best answer to each row
+        misread = np.maximum(0.0, f - f[real])  # as the scoring measures it
+        credit = (now * misread * self.payoff[answers]).sum(axis=1)
+        credit[real] = -1.0  # showing the real move hides nothing
+        shown = int(credit.argmax())
+        bar = self.bar * (LOSING_BAR / CREDIT_BAR if losing else 1.0)
+        if credit[shown] <= bar:
+            return None
+        return shown, int(answers[shown]), float(credit[shown])
+
+    def move(self, turn: chaosbot.Turn) -> str | chaosbot.Shadow:
+        if turn.round > 1:
+            self.record(
+                turn.opponent_last_visible, turn.self_last_real, turn.opponent_deception_bucket
+            )
+        self.last_bucket = turn.opponent_deception_bucket
+        real = self.choose()
+        if self.sting >= 0:
+            real = self.sting
+            self.sting = -1
+        plan = self._plan_shadow(turn.round, real) if self.tokens > 0 else None
+        if plan is None:
+            self.honest_shown.append(real)
+            return self.cyc[real]
+        shown, self.sting, forecast = plan
+        self.spend_log[turn.round - 1] = (shown, real, forecast)
+        self.spends += 1
+        self.honest_shown.append(-1)
+        return chaosbot.Shadow(self.cyc[real], self.cyc[shown])
+
+
+# History-matching slots: (history, predicts our move?). Joint: both; theirs: their
+# next (an opponent that plays a fixed sequence, whatever we do).
+HIST_SLOTS = ((0, False), (0, True), (1, False))
+
+
+# -- timing self-test ----------------------------------------------------------
+
+_CPU: list[int] = []
+
+
+class _Sparring(chaosbot.Bot):
+    """Changes style every 500 rounds and spends shadows in bursts, so that every
+    code path runs while the champion is timed."""
+
+    name = "sparring"
+
+    def move(self, turn: chaosbot.Turn) -> str | chaosbot.Shadow:
+        moves = self.moves
+        phase = (turn.round // 500) % 4
+        if phase == 0:
+            real = moves[0] if self.rng.random() < 0.4 else self.rng.choice(moves)
+        elif phase == 1:
+            real = moves[turn.round % len(moves)]
+        elif phase == 2 and turn.opponent_last_visible:
+            real = self.answer(turn.opponent_last_visible)
+        else:
+            real = self.rng.choice(moves)
+        if turn.round % 700 < 5 and self.tokens > 0:
+            return chaosbot.Shadow(real, moves[0])
+        return real
+
+
+class _TimedChampion(Champion):
+    def handle_turn(self, msg: dict, strict: bool = False) -> dict:
+        cpu = time.thread_time_ns()
+        reply = super().handle_turn(msg, strict)
+        _CPU.append(time.thread_time_ns() - cpu)
+        return reply
+
+
+def selftest_timing(rounds: int) -> None:
+    """Per-move CPU time of whole turns (bookkeeping, learning, deciding), in-process."""
+    import statistics
+
+    _CPU.clear()
+    result = chaosbot.play(_TimedChampion, _Sparring, "chaos", rounds, seeds=(11, 22))
+    us = sorted(x / 1000 for x in _CPU)
+    p99 = us[min(len(us) - 1, int(0.99 * len(us)))]
+    print(f"champion per-move cpu time over {rounds} rounds (in-process, no I/O):")
+    print(f"  median {statistics.median(us):.1f} us   p99 {p99:.1f} us   max {us[-1]:.1f} us")
+    print(f"  total {sum(us) / 1e6:.2f} s   points {result['points'][0]:+d}")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) >= 2 and sys.argv[1] == "--selftest-timing":
+        selftest_timing(int(sys.argv[2]) if len(sys.argv) > 2 else 20000)
+    else:
+        chaosbot.run(Champion)

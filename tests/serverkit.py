@@ -1,0 +1,205 @@
+"""Helpers for the competition-server tests: a real ``referee serve`` process on a
+loopback port, talked to over HTTP."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+from conftest import ROOT
+
+SAMPLES = ROOT / "sample_bots"
+
+CONFIG = """
+name = "Test <ladder>"
+game = "chaos"
+seed = 7
+
+[ladder]
+rounds = {rounds}
+parallel = {parallel}
+validation_rounds = 100
+random_share = 0.2
+
+[registration]
+mode = "{mode}"
+
+[submissions]
+max_upload_kib = 256
+max_files = 20
+max_unpacked_mib = 4
+per_hour = {per_hour}
+challenges_per_hour = 2
+
+[pool]
+legs = 1
+rounds = 200
+
+[finals]
+finalists = 2
+best_of = 1
+rounds = 200
+
+[limits]
+move_timeout = 1.0
+handshake_timeout = 5.0
+
+[[bot]]
+name = "random"
+command = "random"
+
+[[bot]]
+name = "cycler"
+command = "cycler"
+
+[[bot]]
+name = "markov-c"
+command = "markov-c"
+"""
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def write_config(
+    directory: Path,
+    rounds: int = 200,
+    parallel: int = 1,
+    mode: str = "open",
+    per_hour: int = 12,
+) -> Path:
+    path = directory / "competition.toml"
+    path.write_text(CONFIG.format(rounds=rounds, parallel=parallel, mode=mode, per_hour=per_hour))
+    return path
+
+
+class Server:
+    """``referee serve`` as a child process; ``url`` once it answers."""
+
+    def __init__(self, config: Path, data: Path, extra: tuple[str, ...] = ()) -> None:
+        self.config, self.data = config, data
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log = data.parent / f"server-{self.port}.log"
+        data.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.log, "wb") as out:
+            self.proc = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "referee",
+                    "serve",
+                    "--config",
+                    str(config),
+                    "--data",
+                    str(data),
+                    "--port",
+                    str(self.port),
+                    *extra,
+                ],
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                cwd=ROOT,
+            )
+        self.client = httpx.Client(base_url=self.url, timeout=60.0)
+        wait_for(self._up, 60, f"the server did not answer (log: {self.log})")
+
+    def _up(self) -> bool:
+        if self.proc.poll() is not None:
+            raise AssertionError(f"the server exited: {self.log.read_text()}")
+        try:
+            return self.client.get("/api/health").status_code == 200
+        except httpx.TransportError:
+            return False
+
+    def get(self, path: str, **kw: Any) -> httpx.Response:
+        return self.client.get(path, **kw)
+
+    def json(self, path: str) -> Any:
+        r = self.client.get(path)
+        assert r.status_code == 200, (path, r.status_code, r.text)
+        return r.json()
+
+    def counts(self) -> dict[str, int]:
+        return dict(self.json("/api/health")["matches"])
+
+    def add_competitor(self, name: str) -> str:
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "referee",
+                "serve",
+                "--config",
+                str(self.config),
+                "--data",
+                str(self.data),
+                "--add-competitor",
+                name,
+            ],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            timeout=60,
+        )
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout.strip()
+
+    def submit(self, token: str, path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "referee",
+                "submit",
+                "--server",
+                self.url,
+                "--token",
+                token,
+                str(path),
+                *args,
+            ],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            timeout=120,
+        )
+
+    def kill(self) -> None:
+        """SIGKILL, as a crash would: no clean-up of any kind."""
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(timeout=30)
+        self.client.close()
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.kill(self.proc.pid, signal.SIGKILL)
+                self.proc.wait()
+        self.client.close()
+
+
+def wait_for(condition: Callable[[], Any], timeout: float, what: str) -> Any:
+    """Poll ``condition`` (every 50 ms) until it returns something true."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} s: {what}")
+        time.sleep(0.05)

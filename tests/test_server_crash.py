@@ -1,0 +1,69 @@
+"""``kill -9`` of ``referee serve`` in the middle of a ladder match, then a restart:
+every accepted version and every finished match is still there, unchanged, the
+interrupted match is played again (same seed, to the end), and the killed server
+left no bot running."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from conftest import processes_mentioning
+from serverkit import SAMPLES, Server, wait_for, write_config
+
+
+def test_kill_9_mid_match_loses_nothing(tmp_path: Path) -> None:
+    config = write_config(tmp_path, rounds=2000, parallel=1)
+    data = tmp_path / "data"
+    server = Server(config, data)
+    try:
+        token = server.add_competitor("alice")
+        proc = server.submit(token, SAMPLES / "bin" / "minimal_c", "--name", "c-bot")
+        assert proc.returncode == 0, proc.stderr
+
+        def c_bot_mid_match() -> dict | None:
+            for m in server.json("/api/matches?status=running"):
+                replays = list((data / "replays").glob(f"m{m['id']}.*.part.jsonl"))
+                if "c-bot" in (m["bot0"], m["bot1"]) and replays and replays[0].stat().st_size:
+                    return dict(m)
+            return None
+
+        running = wait_for(c_bot_mid_match, 180, "a ladder match of c-bot in progress")
+        assert processes_mentioning(str(data / "versions")), "c-bot should be running"
+        before = {m["id"]: m for m in server.json("/api/matches?status=done&limit=1000")}
+        board_before = server.json("/api/leaderboard")
+        server.kill()
+    finally:
+        if server.proc.poll() is None:
+            server.stop()
+
+    # The worker sees its coordinator gone and ends the match: no bot is left.
+    wait_for(lambda: not processes_mentioning(str(data / "versions")), 30, "c-bot to be stopped")
+
+    again = Server(config, data)
+    try:
+        after = {m["id"]: m for m in again.json("/api/matches?status=done&limit=1000")}
+        # Every match finished before the kill is there, with the same result.
+        for mid, m in before.items():
+            assert after[mid] == m
+        board = again.json("/api/leaderboard")
+        assert {e["bot"] for e in board["entries"]} == {e["bot"] for e in board_before["entries"]}
+        c_bot = next(e for e in board["entries"] if e["bot"] == "c-bot")
+        assert c_bot["version"] == 1 and c_bot["owner"] == "alice"
+        # The interrupted match is played again, with its seed, to the end.
+        replayed = wait_for(
+            lambda: (m := again.json(f"/api/matches/{running['id']}"))["status"] == "done" and m,
+            180,
+            "the interrupted match to be played again",
+        )
+        assert replayed["seed"] == running["seed"]
+        assert replayed["steps"] == 2000
+        assert replayed["bot0"] == running["bot0"] and replayed["bot1"] == running["bot1"]
+        assert (data / replayed["replay"]).is_file()
+        # Counts: nothing lost, nothing doubled.
+        done = again.json("/api/matches?status=done&limit=1000")
+        ids = [m["id"] for m in done]
+        assert len(ids) == len(set(ids))
+        assert set(before) | {running["id"]} <= set(ids)
+        assert not list((data / "replays").glob(f"m{running['id']}.*.part.jsonl"))
+    finally:
+        again.stop()

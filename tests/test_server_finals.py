@@ -1,0 +1,80 @@
+"""Finals on a running server: the ladder freezes, the current versions play the
+pool-and-bracket tournament, the standings and bracket appear on the site, a
+restart keeps them (and the freeze), and ``referee site`` publishes them as
+static pages."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from conftest import run_cli
+from serverkit import Server, wait_for, write_config
+
+
+def test_finals_freeze_the_ladder_and_publish_the_bracket(tmp_path: Path) -> None:
+    config = write_config(tmp_path, parallel=2)
+    data = tmp_path / "data"
+    finals = Server(config, data, ("--finals",))
+    try:
+        assert finals.json("/api/leaderboard")["frozen"] is True
+        done = wait_for(
+            lambda: (
+                (r := finals.get("/api/finals")).status_code == 200
+                and r.json()["status"] == "complete"
+                and r.json()
+            ),
+            240,
+            "the finals to finish",
+        )
+        summary = done["summary"]
+        names = {s["name"] for s in summary["standings"]}
+        assert names == {"random", "cycler", "markov-c"}
+        # 3 bots, one leg: 3 pool matches, then a best-of-1 final of the top 2.
+        assert len(summary["matches"]) == 4
+        assert summary["champion"] in names
+        final = summary["bracket"]["rounds"][-1]["ties"][0]
+        assert final["winner"] == summary["champion"]
+        page = finals.get("/finals").text
+        assert f'<strong id="champion">{summary["champion"]}</strong>' in page
+        game = final["games"][0]
+        assert f'href="/finals/matches/{game}"' in page
+        assert 'id="replay-data"' in finals.get(f"/finals/matches/{game}").text
+        # Frozen from the start: the ladder played nothing.
+        assert not any(k.startswith("ladder.") for k in finals.counts())
+    finally:
+        finals.stop()
+
+    again = Server(config, data)
+    try:
+        assert again.json("/api/finals")["status"] == "complete"
+        assert again.json("/api/leaderboard")["frozen"] is True
+    finally:
+        again.stop()
+
+    # The finals are an ordinary tournament output: referee site publishes them.
+    site = tmp_path / "site"
+    proc = run_cli("site", str(data / "finals"), str(site))
+    assert proc.returncode == 0, proc.stderr
+    results = json.loads((data / "finals" / "results.json").read_text())
+    index = (site / "index.html").read_text()
+    assert "<h1>Test &lt;ladder&gt;: finals</h1>" in index
+    standings = index[index.index('id="standings"') : index.index("</table>")]
+    for s in results["standings"]:
+        assert f"<td>{s['name']}</td>" in standings
+        assert f"{s['rating_low']:+.0f} .. {s['rating_high']:+.0f}" in standings
+    assert 'id="cross"' in index and 'id="bracket"' in index
+    assert f'<strong id="champion">{results["champion"]}</strong>' in index
+    links = re.findall(r'<a href="(matches/[^"]+\.html)">', index)
+    assert len(set(links)) == len(results["matches"]) == 4
+    for link in set(links):
+        assert 'id="replay-data"' in (site / link).read_text()
+    assert all((site / "replays" / f"{m['id']}.jsonl").is_file() for m in results["matches"])
+
+
+def test_site_of_something_else_is_a_one_line_error(tmp_path: Path) -> None:
+    proc = run_cli("site", str(tmp_path), str(tmp_path / "out"))
+    assert proc.returncode == 2
+    assert proc.stderr.strip().startswith("referee site: no results.json in ")
+    assert "Traceback" not in proc.stderr
