@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any, NoReturn
@@ -96,6 +97,41 @@ def replay_steps(path: Path) -> list[dict[str, Any]]:
     """The step records of a plain replay file, as JSON values."""
     lines = [json.loads(line) for line in path.read_text().splitlines()]
     return [line for line in lines if line["type"] == "step"]
+
+
+ECHO_BOT = (
+    "import sys\nfor line in sys.stdin:\n    sys.stdout.write(line)\n    sys.stdout.flush()\n"
+)
+
+
+def reply_latency_s(rounds: int = 30) -> float:
+    """The slowest of ``rounds`` line round trips to a fresh Python process, now: how
+    late a bot's reply can be on this machine under its current load. Tests whose move
+    limits must not be hit by a well-behaved bot scale them by it."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", ECHO_BOT], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    slowest = 0.0
+    try:
+        for i in range(rounds + 1):  # the first includes the interpreter's start-up
+            start = time.monotonic()
+            proc.stdin.write(b"ping\n")
+            proc.stdin.flush()
+            assert proc.stdout.readline() == b"ping\n"
+            if i:
+                slowest = max(slowest, time.monotonic() - start)
+    finally:
+        proc.kill()
+        proc.wait()
+    return slowest
+
+
+def move_limit_s(floor: float, cap: float = 5.0) -> float:
+    """A move limit of at least ``floor`` and at least 25 times the slowest reply seen
+    just now (at most ``cap``): the well-behaved bots keep their margin on a loaded
+    machine, and the faults the test provokes stay faults."""
+    return round(min(cap, max(floor, 25 * reply_latency_s())), 3)
 
 
 def played_cleanly(result: dict[str, Any], replay: Path) -> list[tuple[Any, Any, Any]]:
@@ -235,6 +271,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     # Only a run that went to its end is judged: after -x stopped it, or an interrupt,
     # the unrun tests say nothing (and the run has failed already).
     if not IN_CI or session.shouldstop or session.shouldfail:
+        return
+    if session.config.option.collectonly:  # nothing was meant to run
         return
     if exitstatus not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
         return

@@ -7,7 +7,7 @@ import json
 import sys
 
 import msgspec
-from conftest import match_json, processes_mentioning
+from conftest import match_json, move_limit_s, processes_mentioning
 
 from referee.replay import Step, read_replay
 
@@ -37,10 +37,14 @@ def test_sleeping_past_the_timeout_loses_one_round_and_the_late_reply_is_dropped
     tmp_path, bot_copy
 ):
     bot_copy("faulty.py"), bot_copy("steady.py")
-    # Round 5 times out at 0.8 s, the bot wakes at 1.2 s, answers round 5 (late) and
-    # then round 6, which it was sent at 0.8 s: 0.4 s of margin on both sides.
+    # Round 5 times out at T, the bot wakes at 1.5 T, answers round 5 (late) and then
+    # round 6, which it was sent at T: 0.5 T of margin on both sides. T is 0.8 s or
+    # more on a machine whose replies are slow just now.
+    limit = move_limit_s(0.8)
     result, replay = run(
-        tmp_path, "sleep 5 1.2", extra=("--move-timeout", "0.8", "--time-bank", "0")
+        tmp_path,
+        f"sleep 5 {1.5 * limit}",
+        extra=("--move-timeout", str(limit), "--time-bank", "0"),
     )
     v0 = result["seats"][0]["verdict"]
     assert [(f["round"], f["kind"]) for f in v0["faults"]] == [(5, "timeout")]
@@ -87,8 +91,10 @@ def test_unknown_move_is_a_protocol_error(tmp_path, bot_copy):
 
 def test_a_hung_bot_is_disqualified_after_max_faults(tmp_path, bot_copy):
     bot_copy("faulty.py"), bot_copy("steady.py")
+    # 0.2 s or more: rounds 1-3 must not time out on a machine whose replies are slow.
+    limit = move_limit_s(0.2)
     result, _ = run(
-        tmp_path, "hang 4", rounds=50, extra=("--move-timeout", "0.2", "--time-bank", "0")
+        tmp_path, "hang 4", rounds=50, extra=("--move-timeout", str(limit), "--time-bank", "0")
     )
     v0 = result["seats"][0]["verdict"]
     kinds = [(f["round"], f["kind"]) for f in v0["faults"]]

@@ -61,6 +61,18 @@ def disk_usage(scratch: Path, pids: list[int], private_tmp: bool, budget: int) -
         # The deepest process is the bot itself, inside the sandbox's mount namespace.
         root = f"/proc/{pids[-1]}/root"
         for place in ("tmp", "dev/shm"):
+            if _same_filesystem(f"{root}/{place}", f"/{place}"):
+                # Not the sandbox's own tmpfs: that process is outside the sandbox
+                # (its launcher, or a tree listed before the bot started), and the
+                # host's whole file system must not be charged to the bot.
+                continue
             extra = _tmpfs_used(f"{root}/{place}")
             used = DiskUsage(used.bytes + extra.bytes, used.entries + extra.entries)
     return used
+
+
+def _same_filesystem(a: str, b: str) -> bool:
+    try:
+        return os.stat(a).st_dev == os.stat(b).st_dev
+    except OSError:
+        return True  # unreadable: count nothing rather than the wrong thing

@@ -181,7 +181,9 @@ ZOO: tuple[ZooBot, ...] = (
         "catch_sigxcpu",
         _py("catch_sigxcpu.py"),
         _always(fatal("cpu_limit", round=None)),
-        referee_args=("--cpu-s", "1", "--move-timeout", "2"),
+        # 0.3 s of CPU took over 2 s of wall time on a loaded machine: the CPU budget,
+        # not the clock, must be what stops it.
+        referee_args=("--cpu-s", "1", *_SLOW_MOVE),
         note="burns 0.3 s per move from round 3 and ignores SIGXCPU",
     ),
     ZooBot("no_read", _py("no_read.py"), _always(fatal("timeout"))),
