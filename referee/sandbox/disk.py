@@ -48,10 +48,22 @@ def disk_usage(scratch: Path, pids: list[int], private_tmp: bool, budget: int) -
     """What the bot whose live tree is ``pids`` holds in its writable places. Never
     raises."""
     used = _walk(str(scratch), budget)
-    if private_tmp and pids:
-        # The deepest process is the bot itself, inside the sandbox's mount namespace.
+    if private_tmp and pids and not _host_root(f"/proc/{pids[-1]}/root"):
+        # The deepest process is the bot itself, inside the sandbox's mount namespace
+        # (while the sandbox is still being set up it may not be there yet: its root
+        # is then this machine's, whose /tmp is not the bot's).
         root = f"/proc/{pids[-1]}/root"
         for place in ("tmp", "dev/shm"):
             extra = _tmpfs_used(f"{root}/{place}")
             used = DiskUsage(used.bytes + extra.bytes, used.entries + extra.entries)
     return used
+
+
+def _host_root(root: str) -> bool:
+    """Whether ``root`` (a /proc/<pid>/root) is this process's own root directory;
+    True also when it cannot be read (the process is gone)."""
+    try:
+        there, here = os.stat(root), os.stat("/")
+    except OSError:
+        return True
+    return (there.st_dev, there.st_ino) == (here.st_dev, here.st_ino)
