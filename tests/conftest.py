@@ -88,6 +88,20 @@ def tmp_path(tmp_path: Path) -> Path:
     return tmp_path
 
 
+@pytest.fixture(scope="session")
+def tmp_path_factory(tmp_path_factory: pytest.TempPathFactory) -> pytest.TempPathFactory:
+    """The same for directories made by module- and session-scoped fixtures."""
+    mktemp = tmp_path_factory.mktemp
+
+    def open_mktemp(basename: str, numbered: bool = True) -> Path:
+        path = mktemp(basename, numbered)
+        path.chmod(0o755)
+        return path
+
+    tmp_path_factory.mktemp = open_mktemp  # type: ignore[method-assign]
+    return tmp_path_factory
+
+
 def has_content(path: Path) -> bool:
     """A file that exists and is not empty (a replay whose header is out)."""
     return path.exists() and path.stat().st_size > 0
