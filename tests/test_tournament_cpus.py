@@ -66,8 +66,11 @@ def test_busy_workers_keep_to_their_share_and_a_lone_final_gets_every_cpu(tmp_pa
     assert len(pool) == 3 and len(names) == 4, names
     for seats in pool.values():
         # A match's referee and both its bots keep to one share (or, for the last
-        # pool match if the other worker was already idle, to none).
-        assert seats[0] == seats[1] and seats[0] in shares | {everything}, names
+        # pool match if the other worker was already idle, to none). The probe names
+        # itself as it starts, so a spread that lands between the two bots' starts
+        # shows as a share for the first seat and every CPU for the second.
+        assert all(seat in shares | {everything} for seat in seats), names
+        assert seats[0] == seats[1] or seats[1] == everything, names
     # The first two to start did so with all three matches (or two) still to play.
     assert sum(seats[0] in shares for seats in pool.values()) >= 2, names
     # The final is played alone: the whole machine is its.
