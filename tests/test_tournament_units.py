@@ -301,3 +301,17 @@ def test_example_league_config_is_valid() -> None:
     assert cfg.pool.legs == 2 and cfg.finals.finalists == 8 and len(cfg.bot) >= 8
     for bot in cfg.bot:
         assert isinstance(bot.command, str) and lookup_sample_bot(bot.command) is not None
+
+
+def test_match_settings_carry_every_limit_of_the_config() -> None:
+    # A league and the server's ladder build their matches from the same helper: a
+    # limit the config sets (disk_mib among them) reaches every match.
+    from referee.tournament.config import LimitsConfig, match_settings
+
+    lim = LimitsConfig(memory_mib=300, cpu_s=40, disk_mib=64, move_timeout=0.5, max_faults=2)
+    out = match_settings("chaos", 7, {"rounds": 100}, lim, idle_poll=False)
+    assert out["limits"]["memory_mib"] == 300
+    assert out["limits"]["cpu_s"] == 40
+    assert out["limits"]["disk_mib"] == 64
+    assert (out["move_timeout"], out["max_faults"], out["tokens"]) == (0.5, 2, 7)
+    assert out["params"] == {"rounds": 100} and out["idle_poll"] is False

@@ -3,7 +3,6 @@ like the tournament config. Every key and its default is in docs/server.md."""
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -15,8 +14,7 @@ from ..tournament.config import (
     FinalsConfig,
     LimitsConfig,
     PoolConfig,
-    _rebase_command,
-    _where,
+    read_config,
 )
 
 
@@ -65,21 +63,7 @@ class CompetitionConfig(_Strict):
 
 def load_competition(path: Path) -> CompetitionConfig:
     """Read, type-check and validate a competition config (ConfigError: one line)."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"cannot read config {path}: {exc.strerror or exc}") from None
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: {exc}") from None
-    try:
-        cfg = msgspec.convert(data, CompetitionConfig)
-    except msgspec.ValidationError as exc:
-        raise ConfigError(f"{path}: {_where(str(exc))}") from None
-    base = path.resolve().parent
-    bots = [BotEntry(name=b.name, command=_rebase_command(b.command, base)) for b in cfg.bot]
-    cfg = msgspec.structs.replace(cfg, bot=bots)
+    cfg = read_config(path, CompetitionConfig)
     validate_competition(cfg)
     return cfg
 

@@ -20,6 +20,7 @@ import trio
 from .. import faults as fault_kinds
 from ..errors import UsageError
 from ..outcome import MatchOutcome
+from ..tournament.config import match_settings
 from ..tournament.executor import Executor, MatchFailed
 from ..tournament.worker import Job
 from .config import CompetitionConfig
@@ -106,27 +107,9 @@ class Ladder:
     # -- jobs ------------------------------------------------------------------
 
     def _match_config_base(self) -> dict[str, Any]:
-        from .. import sandbox
-        from ..match import MatchConfig
-
-        lim = self.cfg.limits
-        limits = msgspec.structs.replace(
-            sandbox.Limits(), memory_mib=lim.memory_mib, cpu_s=lim.cpu_s
+        return match_settings(
+            self.cfg.game, self.cfg.tokens, self.cfg.params, self.cfg.limits, idle_poll=False
         )
-        cfg = MatchConfig(
-            game=self.cfg.game,
-            tokens=self.cfg.tokens,
-            params=dict(self.cfg.params),
-            move_timeout=lim.move_timeout,
-            handshake_timeout=lim.handshake_timeout,
-            time_bank=lim.time_bank,
-            max_faults=lim.max_faults,
-            sandbox=lim.sandbox,
-            limits=limits,
-            idle_poll=False,
-        )
-        out: dict[str, Any] = msgspec.to_builtins(cfg)
-        return out
 
     def job(self, mid: int, v0: Version, v1: Version, seed: int, rounds: int) -> Job:
         cfg = dict(self._base)

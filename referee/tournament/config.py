@@ -8,9 +8,11 @@ import re
 import shlex
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
+
+T = TypeVar("T", bound=msgspec.Struct)
 
 # Finalists allowed: 0 plays the pool only; 2 is just a final.
 FINALISTS_CHOICES = (0, 2, 4, 8)
@@ -105,8 +107,9 @@ def _where(msg: str) -> str:
     return f"{msg[: m.start()]} (at {path or 'top level'})"
 
 
-def load_config(path: Path) -> TournamentConfig:
-    """Read and type-check a config file; ConfigError with one line on any problem."""
+def read_config(path: Path, kind: type[T]) -> T:
+    """Read a TOML config file into ``kind``, its relative bot paths resolved next to
+    the file; ConfigError with one line on any problem."""
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
@@ -116,13 +119,45 @@ def load_config(path: Path) -> TournamentConfig:
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: {exc}") from None
     try:
-        cfg = msgspec.convert(data, TournamentConfig)
+        cfg = msgspec.convert(data, kind)
     except msgspec.ValidationError as exc:
         raise ConfigError(f"{path}: {_where(str(exc))}") from None
     # Relative bot paths mean "next to the config file", wherever it is run from.
     base = path.resolve().parent
-    bots = [BotEntry(name=b.name, command=_rebase_command(b.command, base)) for b in cfg.bot]
+    bots = [BotEntry(name=b.name, command=_rebase_command(b.command, base)) for b in cfg.bot]  # type: ignore[attr-defined]
     return msgspec.structs.replace(cfg, bot=bots)
+
+
+def load_config(path: Path) -> TournamentConfig:
+    """Read and type-check a league's config file."""
+    return read_config(path, TournamentConfig)
+
+
+def match_settings(
+    game: str, tokens: int | None, params: dict[str, Any], lim: LimitsConfig, **extra: Any
+) -> dict[str, Any]:
+    """The match settings (a ``MatchConfig`` as builtins) every match of a league or a
+    ladder shares: the game and the limits of its config; ``extra`` sets the rest."""
+    from .. import sandbox
+    from ..match import MatchConfig
+
+    limits = msgspec.structs.replace(
+        sandbox.Limits(), memory_mib=lim.memory_mib, cpu_s=lim.cpu_s, disk_mib=lim.disk_mib
+    )
+    cfg = MatchConfig(
+        game=game,
+        tokens=tokens,
+        params=dict(params),
+        move_timeout=lim.move_timeout,
+        handshake_timeout=lim.handshake_timeout,
+        time_bank=lim.time_bank,
+        max_faults=lim.max_faults,
+        sandbox=lim.sandbox,
+        limits=limits,
+        **extra,
+    )
+    out: dict[str, Any] = msgspec.to_builtins(cfg)
+    return out
 
 
 def _rebase_command(command: str | list[str], base: Path) -> str | list[str]:

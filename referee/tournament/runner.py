@@ -17,12 +17,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import msgspec
 import trio
 
 from ..games import GAMES
 from ..outcome import MatchOutcome
-from .config import Resolved
+from .config import Resolved, match_settings
 from .executor import Executor
 from .schedule import Bracket, MatchPlan, Played, TablePlayed, build_bracket, pool_plan, table_plan
 from .standings import Standing, TableStanding, rank_pool, rank_tables, rank_uncertainty
@@ -251,28 +250,14 @@ class Runner:
     # -- running ---------------------------------------------------------------
 
     def _match_config_base(self) -> dict[str, Any]:
-        from .. import sandbox
-        from ..match import MatchConfig
-
-        lim = self.cfg.limits
-        limits = msgspec.structs.replace(
-            sandbox.Limits(), memory_mib=lim.memory_mib, cpu_s=lim.cpu_s, disk_mib=lim.disk_mib
-        )
-        cfg = MatchConfig(
-            game=self.cfg.game,
-            tokens=self.cfg.tokens,
-            params=dict(self.cfg.params),
-            move_timeout=lim.move_timeout,
-            handshake_timeout=lim.handshake_timeout,
-            time_bank=lim.time_bank,
-            max_faults=lim.max_faults,
-            sandbox=lim.sandbox,
-            limits=limits,
+        return match_settings(
+            self.cfg.game,
+            self.cfg.tokens,
+            self.cfg.params,
+            self.cfg.limits,
             log_dir=str(self.out_dir / "logs"),
             idle_poll=self.idle_poll,
         )
-        out: dict[str, Any] = msgspec.to_builtins(cfg)
-        return out
 
     def job(self, plan: MatchPlan, confine: bool = False) -> Job:
         cfg = dict(self._base_job)
