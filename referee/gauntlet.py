@@ -36,7 +36,7 @@ from .pairs import (
     check_containment,
     default_out,
     match_settings,
-    refuse_with_resume,
+    open_session,
     resolve_side,
     run_session,
 )
@@ -245,17 +245,9 @@ def _start(args: argparse.Namespace) -> PairSession:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.resume:
-        if args.bots:
-            raise CliError("--resume continues the run as configured; drop the BOT argument")
-        refuse_with_resume(args, ("pool", "pool_file", "precision", "max_rounds"))
-        try:
-            session = PairSession.open(Path(args.resume), "gauntlet")
-        except RunError as exc:
-            raise CliError(str(exc)) from None
-        check_containment(session.cfg.match.get("sandbox"), args.quiet or args.json)
-    else:
-        session = _start(args)
+    session = open_session(
+        args, "gauntlet", ("pool", "pool_file", "precision", "max_rounds"), _start, "BOT argument"
+    )
     cfg = session.cfg
     precision = cfg.settings.get("precision")
     max_rounds = int(cfg.settings["max_rounds"])

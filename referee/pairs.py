@@ -475,6 +475,30 @@ def check_containment(sandbox: str | None, quiet: bool) -> None:
         print(f"referee: warning: {layer.warning}", file=sys.stderr)
 
 
+def open_session(
+    args: Any,
+    kind: str,
+    settings: Sequence[str],
+    start: Callable[[Any], PairSession],
+    bots_word: str,
+) -> PairSession:
+    """The run ``--resume`` names (refusing the options that would change it, and
+    checking its containment is still to be had), or a new one from ``start``."""
+    from .errors import CliError
+
+    if not args.resume:
+        return start(args)
+    if args.bots:
+        raise CliError(f"--resume continues the run as configured; drop the {bots_word}")
+    refuse_with_resume(args, settings)
+    try:
+        session = PairSession.open(Path(args.resume), kind)
+    except RunError as exc:
+        raise CliError(str(exc)) from None
+    check_containment(session.cfg.match.get("sandbox"), args.quiet or args.json)
+    return session
+
+
 def default_out(kind: str) -> Path:
     return Path(kind) / time.strftime("%Y%m%d-%H%M%S")
 

@@ -30,7 +30,7 @@ from .pairs import (
     default_out,
     distinct_labels,
     match_settings,
-    refuse_with_resume,
+    open_session,
     resolve_side,
     run_session,
 )
@@ -190,17 +190,9 @@ def _start(args: argparse.Namespace) -> PairSession:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.resume:
-        if args.bots:
-            raise CliError("--resume continues the run as configured; drop the BOT arguments")
-        refuse_with_resume(args, ("elo0", "elo1", "alpha", "beta", "max_pairs"))
-        try:
-            session = PairSession.open(Path(args.resume), "sprt")
-        except RunError as exc:
-            raise CliError(str(exc)) from None
-        check_containment(session.cfg.match.get("sandbox"), args.quiet or args.json)
-    else:
-        session = _start(args)
+    session = open_session(
+        args, "sprt", ("elo0", "elo1", "alpha", "beta", "max_pairs"), _start, "BOT arguments"
+    )
     cfg = session.cfg
     params = msgspec.convert(
         {k: v for k, v in cfg.settings.items() if k != "max_pairs"}, SprtParams
