@@ -90,8 +90,8 @@ def test_python_c_and_js_bots_are_accepted(server: Server, token: str, tmp_path:
     proc = server.submit(token, c_bot, "--name", "c-bot")
     assert proc.returncode == 0, proc.stderr + proc.stdout
     # A second upload of the same bot is its version 2.
-    proc = server.submit(token, c_bot, "--name", "c-bot")
-    assert "accepted, version 2" in proc.stdout, proc.stderr
+    again = server.upload(token, c_bot.read_bytes(), filename="minimal_c", name="c-bot")
+    assert again.json()["message"].startswith("accepted, version 2"), again.text
     names = {e["bot"]: e for e in server.json("/api/leaderboard")["entries"]}
     assert names["c-bot"]["version"] == 2 and names["c-bot"]["owner"] == "alice"
     assert "py-bot" in names
@@ -208,14 +208,15 @@ HOSTILE = {
 
 
 @pytest.mark.parametrize("filename", sorted(HOSTILE))
-def test_hostile_archives_are_refused(server: Server, filename: str, tmp_path: Path) -> None:
-    token = server.add_competitor(f"mallory-{filename}")
+def test_hostile_archives_are_refused(server: Server, filename: str) -> None:
+    # Over HTTP as referee submit sends an archive (its exit code and message for a
+    # refusal are tested below): each upload by a new competitor, as the hourly
+    # budget counts refusals too.
+    token = server.sign_up(f"mallory-{filename}")
     make, reason = HOSTILE[filename]
-    upload = tmp_path / filename
-    upload.write_bytes(make())
-    proc = server.submit(token, upload, "--command", "python3 main.py")
-    assert proc.returncode == 2, proc.stdout + proc.stderr
-    assert reason in proc.stderr, proc.stderr
+    r = server.upload(token, make(), filename=filename, command="python3 main.py")
+    assert r.status_code == 400, r.text
+    assert reason in r.json()["error"], r.text
     # Nothing was written outside the data directory, nor left half-unpacked in it.
     assert not (server.data.parent / "evil.py").exists()
     assert not list((server.data / "versions").glob("upload-*"))
@@ -224,14 +225,14 @@ def test_hostile_archives_are_refused(server: Server, filename: str, tmp_path: P
 def test_limits_and_tokens(server: Server, tmp_path: Path) -> None:
     big = tmp_path / "big.py"
     big.write_bytes(b"#" * (300 << 10))
-    token = server.add_competitor("bulky")
+    token = server.sign_up("bulky")
     proc = server.submit(token, big)
-    assert proc.returncode == 2 and "over the limit of 256 KiB" in proc.stderr
+    assert proc.returncode == 2 and "over the limit of 256 KiB" in proc.stderr, proc.stderr
     bad = server.client.post("/api/submit", content=b"x", headers={"Authorization": "Bearer nope"})
     assert bad.status_code == 401 and bad.json() == {"error": "unknown token"}
     assert server.client.post("/api/submit", content=b"x").status_code == 401
     # The hourly budget: 12 uploads, refused ones included; the 13th is a 429.
-    spam = server.add_competitor("spammer")
+    spam = server.sign_up("spammer")
     junk = tmp_path / "junk.tar.gz"
     junk.write_bytes(_tar([_file("../x.py")]))
     codes = [
@@ -248,8 +249,10 @@ def test_limits_and_tokens(server: Server, tmp_path: Path) -> None:
 def test_one_competitor_cannot_take_anothers_bot_name(
     server: Server, token: str, tmp_path: Path
 ) -> None:
-    server.submit(token, SAMPLES / "bin" / "minimal_c", "--name", "owned")
-    other = server.add_competitor("eve")
+    c_bot = (SAMPLES / "bin" / "minimal_c").read_bytes()
+    r = server.upload(token, c_bot, filename="minimal_c", name="owned")
+    assert r.status_code == 200, r.text
+    other = server.sign_up("eve")
     proc = server.submit(other, SAMPLES / "bin" / "minimal_c", "--name", "owned")
     assert proc.returncode == 2
     assert "belongs to someone else" in proc.stderr
@@ -276,7 +279,7 @@ def test_add_competitor_twice_is_a_one_line_error(server: Server) -> None:
 
     from conftest import ROOT
 
-    server.add_competitor("twice")
+    server.sign_up("twice")
     proc = subprocess.run(
         [
             sys.executable,
