@@ -42,6 +42,9 @@ SESSION_COOKIE = "referee_session"
 SESSION_DAYS = 30
 HOUR = 3600.0
 NAME_CHARS = 64
+# At most this many pages are kept for one ladder generation (any query string is a
+# page of its own: the bound keeps odd queries from filling the memory).
+CACHE_PAGES = 2000
 
 
 class Site:
@@ -60,8 +63,10 @@ class Site:
             store.set("secret", secret)
         self.secret = bytes.fromhex(secret)
         self.finals: Any = None  # set by the finals module when they run
-        # Pages that depend only on the ladder's state: key -> (generation, body, type).
-        self.cache: dict[str, tuple[int, bytes, str | None]] = {}
+        # Public pages as sent, for the ladder generation ``cache_generation``:
+        # path and query -> (body, media type, ETag). See ``Site.cached``.
+        self.cache: dict[str, tuple[bytes, str | None, str]] = {}
+        self.cache_generation = -1
         self.env = Environment(
             loader=PackageLoader("referee.server", "templates"),
             autoescape=select_autoescape(["html"]),
@@ -109,6 +114,38 @@ class Site:
         return competitor
 
     # -- rendering -------------------------------------------------------------
+
+    async def cached(self, request: Request, make: Any) -> Response:
+        """The response of ``await make()``, made once per ladder generation for
+        anonymous readers.
+
+        Everything an anonymous GET shows changes only with the ladder (a match
+        starts or ends, ratings or versions change), and the ladder counts those
+        changes in ``generation``: a page made once is sent as it is to every reader
+        until the next change, and a reader who sends its ETag back gets a 304. A
+        signed-in request (a session cookie) is always made afresh: its page names
+        the competitor and may show what only they may see."""
+        if request.method != "GET" or SESSION_COOKIE in request.cookies:
+            response: Response = await make()
+            return response
+        if self.cache_generation != self.ladder.generation or len(self.cache) >= CACHE_PAGES:
+            self.cache.clear()
+            self.cache_generation = self.ladder.generation
+        key = request.url.path + "?" + request.url.query
+        hit = self.cache.get(key)
+        if hit is None:
+            response = await make()
+            if response.status_code != 200 or not isinstance(response.body, bytes):
+                return response
+            etag = '"' + hashlib.blake2b(response.body, digest_size=12).hexdigest() + '"'
+            hit = (response.body, response.media_type, etag)
+            if self.cache_generation == self.ladder.generation:  # not changed meanwhile
+                self.cache[key] = hit
+        body, media_type, etag = hit
+        headers = {"ETag": etag, "Cache-Control": "no-cache"}
+        if etag in request.headers.get("if-none-match", ""):
+            return Response(status_code=304, headers=headers)
+        return Response(body, media_type=media_type, headers=headers)
 
     def page(self, request: Request, template: str, status: int = 200, **context: Any) -> Response:
         me = self.session_competitor(request)
@@ -180,6 +217,7 @@ class Site:
             )
         except NameTaken as exc:
             raise HTTPException(403, str(exc)) from None
+        self.ladder.touch()  # the bot's page lists the new version, being validated
         # Shielded: a client that hangs up does not cut the validation short (the
         # version would wait for a restart to be validated).
         with trio.CancelScope(shield=True):
@@ -256,18 +294,21 @@ def build_app(site: Site) -> Starlette:
     async def health(request: Request) -> Response:
         return JSONResponse({"ok": True, "matches": ladder.counts()})
 
-    def cached(key: str, make: Any) -> Response:
-        """A page that depends only on the ladder's state, made once per change of
-        it (the ladder counts changes in ``generation``)."""
-        hit = site.cache.get(key)
-        if hit is None or hit[0] != ladder.generation:
-            response = make()
-            hit = (ladder.generation, response.body, response.media_type)
-            site.cache[key] = hit
-        return Response(hit[1], media_type=hit[2])
+    def cached(handler: Any) -> Any:
+        """``handler`` answering anonymous GETs from ``Site.cached``."""
 
+        async def answer(request: Request) -> Response:
+            async def make() -> Response:
+                response: Response = await handler(request)
+                return response
+
+            return await site.cached(request, make)
+
+        return answer
+
+    @cached
     async def api_leaderboard(request: Request) -> Response:
-        return cached("api/leaderboard", lambda: JSONResponse(leaderboard_json()))
+        return JSONResponse(leaderboard_json())
 
     def _limit(request: Request, default: int = 50) -> int:
         text = request.query_params.get("limit", str(default))
@@ -275,6 +316,7 @@ def build_app(site: Site) -> Starlette:
             raise HTTPException(400, "limit must be a whole number from 1 to 1000")
         return int(text)
 
+    @cached
     async def api_matches(request: Request) -> Response:
         kind = request.query_params.get("kind")
         status = request.query_params.get("status")
@@ -297,6 +339,7 @@ def build_app(site: Site) -> Starlette:
                 raise HTTPException(404, f"no match {text}")
         return row
 
+    @cached
     async def api_match(request: Request) -> Response:
         row = _match(request)
         names = site.versions_of_rows([row])
@@ -354,6 +397,7 @@ def build_app(site: Site) -> Starlette:
             "faults": fault_summary,
         }
 
+    @cached
     async def api_bot(request: Request) -> Response:
         return JSONResponse(bot_data(_bot(request)))
 
@@ -383,27 +427,25 @@ def build_app(site: Site) -> Starlette:
 
     # -- pages -------------------------------------------------------------------
 
+    @cached
     async def index(request: Request) -> Response:
-        def make() -> Response:
-            rows = store.matches(kind="ladder", status="done", limit=15)
-            names = site.versions_of_rows(rows)
-            return site.page(
-                request,
-                "leaderboard.html",
-                board=ladder.leaderboard,
-                recent=[site.match_json(r, names) for r in rows],
-                counts=ladder.counts(),
-                frozen=ladder.frozen,
-            )
+        rows = store.matches(kind="ladder", status="done", limit=15)
+        names = site.versions_of_rows(rows)
+        return site.page(
+            request,
+            "leaderboard.html",
+            board=ladder.leaderboard,
+            recent=[site.match_json(r, names) for r in rows],
+            counts=ladder.counts(),
+            frozen=ladder.frozen,
+        )
 
-        if SESSION_COOKIE in request.cookies:
-            return make()  # the page names who is signed in
-        return cached("index", make)
-
+    @cached
     async def bot_page(request: Request) -> Response:
         data = bot_data(_bot(request))
         return site.page(request, "bot.html", bot=data, plot=_rating_plot(data["history"]))
 
+    @cached
     async def match_page(request: Request) -> Response:
         row = _match(request)
         names = site.versions_of_rows([row])

@@ -288,6 +288,11 @@ class Ladder:
             self._counts = (self.generation, self.store.counts())
         return self._counts[1]
 
+    def touch(self) -> None:
+        """Something the pages show changed (a version, the finals): pages made
+        before are stale."""
+        self.generation += 1
+
     def _wake(self) -> None:
         self.generation += 1
         self.changed.set()
@@ -338,6 +343,8 @@ class Ladder:
         if result["ok"]:
             await self.refresh()
             self._wake()
+        else:
+            self.touch()  # the bot's page lists the refused version
         return result
 
 
