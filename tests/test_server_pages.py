@@ -164,6 +164,22 @@ def test_challenge_is_unranked(server: Server, owner: dict) -> None:
     assert r.status_code == 403
 
 
+def test_public_pages_are_kept_but_never_a_signed_in_one(server: Server, owner: dict) -> None:
+    for path in ("/", "/api/leaderboard", "/bots/noisy", "/api/matches?limit=5"):
+        first = server.get(path)
+        assert first.status_code == 200 and first.headers["etag"], path
+        again = server.get(path, headers={"If-None-Match": first.headers["etag"]})
+        # 304 unless the ladder moved on in between; then the page is made again.
+        assert again.status_code == 304 or again.headers["etag"] != first.headers["etag"]
+        assert server.get(path, headers={"If-None-Match": '"stale"'}).status_code == 200
+    # The signed-in page names its competitor and carries the CSRF token ...
+    mine = owner["client"].get("/")
+    assert 'name="csrf"' in mine.text and 'href="/me"' in mine.text
+    # ... and is never what an anonymous reader is sent, nor kept for them.
+    assert 'name="csrf"' not in server.get("/").text
+    assert 'name="csrf"' in owner["client"].get("/").text
+
+
 def test_sign_in_with_a_token_and_out(server: Server, owner: dict) -> None:
     client = httpx.Client(base_url=server.url)
     assert client.get("/me", follow_redirects=False).status_code == 303

@@ -64,12 +64,13 @@ class Site:
         self.secret = bytes.fromhex(secret)
         self.finals: Any = None  # set by the finals module when they run
         # Public pages as sent, for the ladder generation ``cache_generation``:
-        # path and query -> (body, media type, ETag). See ``Site.cached``.
-        self.cache: dict[str, tuple[bytes, str | None, str]] = {}
+        # path and query -> (body, content type, ETag). See ``Site.cached``.
+        self.cache: dict[str, tuple[bytes, bytes, bytes]] = {}
         self.cache_generation = -1
         self.env = Environment(
             loader=PackageLoader("referee.server", "templates"),
             autoescape=select_autoescape(["html"]),
+            auto_reload=False,  # the templates do not change while the server runs
             trim_blocks=True,
             lstrip_blocks=True,
         )
@@ -115,6 +116,16 @@ class Site:
 
     # -- rendering -------------------------------------------------------------
 
+    def _current_cache(self) -> dict[str, tuple[bytes, bytes, bytes]]:
+        if self.cache_generation != self.ladder.generation or len(self.cache) >= CACHE_PAGES:
+            self.cache.clear()
+            self.cache_generation = self.ladder.generation
+        return self.cache
+
+    @staticmethod
+    def _cache_key(scope: Any) -> str:
+        return str(scope["path"]) + "?" + bytes(scope["query_string"]).decode("latin-1")
+
     async def cached(self, request: Request, make: Any) -> Response:
         """The response of ``await make()``, made once per ladder generation for
         anonymous readers.
@@ -122,30 +133,52 @@ class Site:
         Everything an anonymous GET shows changes only with the ladder (a match
         starts or ends, ratings or versions change), and the ladder counts those
         changes in ``generation``: a page made once is sent as it is to every reader
-        until the next change, and a reader who sends its ETag back gets a 304. A
-        signed-in request (a session cookie) is always made afresh: its page names
-        the competitor and may show what only they may see."""
+        until the next change (``send_cached``, before any routing), and a reader
+        who sends its ETag back gets a 304. A signed-in request (a session cookie)
+        is always made afresh: its page names the competitor and may show what only
+        they may see, so it is never kept either."""
         if request.method != "GET" or SESSION_COOKIE in request.cookies:
             response: Response = await make()
             return response
-        if self.cache_generation != self.ladder.generation or len(self.cache) >= CACHE_PAGES:
-            self.cache.clear()
-            self.cache_generation = self.ladder.generation
-        key = request.url.path + "?" + request.url.query
-        hit = self.cache.get(key)
+        generation = self.ladder.generation
+        response = await make()
+        if response.status_code != 200 or not isinstance(response.body, bytes):
+            return response
+        body = bytes(response.body)
+        content_type = next(
+            (v for k, v in response.raw_headers if k == b"content-type"), b"text/plain"
+        )
+        etag = ('"' + hashlib.blake2b(body, digest_size=12).hexdigest() + '"').encode()
+        if generation == self.ladder.generation:  # nothing changed while it was made
+            self._current_cache()[self._cache_key(request.scope)] = (body, content_type, etag)
+        response.headers["etag"] = etag.decode()
+        response.headers["cache-control"] = "no-cache"
+        return response
+
+    async def send_cached(self, scope: Any, send: Any) -> bool:
+        """Answer an anonymous GET from the pages made for this generation; False
+        if it is not one (the application makes it, see ``cached``)."""
+        if scope["type"] != "http" or scope["method"] != "GET":
+            return False
+        if_none_match = b""
+        for name, value in scope["headers"]:
+            if name == b"cookie" and SESSION_COOKIE.encode() in value:
+                return False
+            if name == b"if-none-match":
+                if_none_match = value
+        hit = self._current_cache().get(self._cache_key(scope))
         if hit is None:
-            response = await make()
-            if response.status_code != 200 or not isinstance(response.body, bytes):
-                return response
-            etag = '"' + hashlib.blake2b(response.body, digest_size=12).hexdigest() + '"'
-            hit = (response.body, response.media_type, etag)
-            if self.cache_generation == self.ladder.generation:  # not changed meanwhile
-                self.cache[key] = hit
-        body, media_type, etag = hit
-        headers = {"ETag": etag, "Cache-Control": "no-cache"}
-        if etag in request.headers.get("if-none-match", ""):
-            return Response(status_code=304, headers=headers)
-        return Response(body, media_type=media_type, headers=headers)
+            return False
+        body, content_type, etag = hit
+        headers = [(b"etag", etag), (b"cache-control", b"no-cache")]
+        if etag in if_none_match:
+            await send({"type": "http.response.start", "status": 304, "headers": headers})
+            await send({"type": "http.response.body", "body": b""})
+            return True
+        headers += [(b"content-type", content_type), (b"content-length", b"%d" % len(body))]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
+        return True
 
     def page(self, request: Request, template: str, status: int = 200, **context: Any) -> Response:
         me = self.session_competitor(request)
@@ -278,7 +311,9 @@ def _public_outcome(outcome: dict[str, Any] | None) -> dict[str, Any] | None:
     return dict(out)
 
 
-def build_app(site: Site) -> Starlette:
+def build_app(site: Site) -> Any:
+    """The ASGI application: pages made for this ladder generation are sent at once,
+    everything else goes through Starlette's routes."""
     store, ladder = site.store, site.ladder
 
     def leaderboard_json() -> dict[str, Any]:
@@ -699,7 +734,13 @@ def build_app(site: Site) -> Starlette:
         Route("/api/challenge", api_challenge, methods=["POST"]),
         Route("/api/finals", api_finals),
     ]
-    return Starlette(routes=routes, exception_handlers={HTTPException: http_error})
+    application = Starlette(routes=routes, exception_handlers={HTTPException: http_error})
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        if not await site.send_cached(scope, send):
+            await application(scope, receive, send)
+
+    return app
 
 
 def _verify(path: Path) -> str:
