@@ -60,12 +60,18 @@ def test_ladder_plays_and_the_leaderboard_follows(server: Server) -> None:
     assert board["matches"]["ladder.done"] >= later
     assert all(e["low"] <= e["rating"] <= e["high"] for e in board["entries"] if e["games"])
     assert [e["rank"] for e in board["entries"]] == [1, 2, 3]
+    assert all(1 <= e["rank_low"] <= e["rank_high"] <= 3 for e in board["entries"])
     ratings = [e["rating"] for e in board["entries"]]
     assert ratings == sorted(ratings, reverse=True)
     page = server.get("/")
     assert page.status_code == 200
     for e in board["entries"]:
         assert f'href="/bots/{e["bot"]}"' in page.text
+        if e["games"]:  # the rating interval and the rank range, on the bot's row
+            ranks = str(e["rank_low"])
+            if e["rank_high"] != e["rank_low"]:
+                ranks += f"-{e['rank_high']}"
+            assert f'<td class="n">{ranks}</td>\n<td><a href="/bots/{e["bot"]}"' in page.text
     matches = server.json("/api/matches?kind=ladder&status=done")
     assert len(matches) >= later
     one = server.json(f"/api/matches/{matches[0]['id']}")
