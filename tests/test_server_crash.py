@@ -23,9 +23,9 @@ def test_kill_9_mid_match_loses_nothing(tmp_path: Path) -> None:
             assert r.status_code == 403 and "ask the organiser for a token" in r.text
         token = server.add_competitor("alice")  # prints the token, and only it
         assert token.startswith("rt_") and len(token.split()) == 1
-        proc = server.submit(token, SAMPLES / "bin" / "minimal_c", "--name", "c-bot")
-        assert proc.returncode == 0, proc.stderr
-        assert "accepted, version 1" in proc.stdout
+        c_bot = (SAMPLES / "bin" / "minimal_c").read_bytes()
+        r = server.upload(token, c_bot, filename="minimal_c", name="c-bot")
+        assert r.status_code == 200 and r.json()["message"].startswith("accepted, version 1")
 
         def c_bot_mid_match() -> dict | None:
             for m in server.json("/api/matches?status=running"):

@@ -14,7 +14,8 @@ from serverkit import Server, wait_for, write_config
 
 
 def test_finals_freeze_the_ladder_and_publish_the_bracket(tmp_path: Path) -> None:
-    config = write_config(tmp_path, parallel=2)
+    # Three at once: the three pool matches in one go, then the final.
+    config = write_config(tmp_path, parallel=3)
     data = tmp_path / "data"
     finals = Server(config, data, ("--finals",))
     try:
