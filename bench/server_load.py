@@ -110,6 +110,11 @@ class Server:
         time.sleep(seconds)
         return (self.done() - first) / (time.monotonic() - t0) * 60
 
+    def cpu_s(self) -> float:
+        """CPU seconds the server process has used (user and system)."""
+        fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
     def stop(self) -> None:
         self.proc.send_signal(signal.SIGTERM)
         self.proc.wait(timeout=60)
@@ -264,8 +269,12 @@ def main() -> int:
             mid = httpx.get(server.url + "/api/matches?kind=ladder&status=done&limit=1").json()[0]
             paths = ["/", "/api/leaderboard", f"/matches/{mid['id']}", f"/bots/{BOTS[0]}",
                      "/api/matches?limit=50"]  # fmt: skip
-            first, t0 = server.done(), time.monotonic()
+            first, t0, cpu0 = server.done(), time.monotonic(), server.cpu_s()
             report["load"] = trio.run(load, server.url, clients, seconds, paths, args.think)
+            served = report["load"]["requests"] or 1
+            report["load"]["server_cpu_ms_per_request"] = round(
+                (server.cpu_s() - cpu0) * 1e3 / served, 2
+            )
             report["ladder_per_min_under_load"] = round(
                 (server.done() - first) / (time.monotonic() - t0) * 60, 2
             )
