@@ -31,14 +31,17 @@ and the scoring decides which to believe.
 
 Deception: from the rounds in which we showed our real move the bot learns the
 opponent's reply to each move we show (the table the scoring's deception
-efficiency uses). When that table says the reply to some shown move v is sharp
-and unlike the reply to the move we really play, we show v, and next round play
-the best answer to the reply to v; only once both rows rest on enough honest
-rounds, and only if that answer is nearly sure to win. Tokens are paced over
-the match, spent more freely while we are losing, and not at all when the
-opponent's replies do not depend on what it sees (random, rock): then every row
-of the table is alike and no shown move promises credit. If spent tokens do not pay off as forecast, the
-bar rises.
+efficiency uses). A token is spent where that table, and the opponent's recent
+replies, say that showing some other move v makes their next move one that is
+typical of v, untypical of our real move, and that we are nearly sure to beat:
+next round we play that answer. A token must promise more credit than it costs
+and than the efficiency already reached, plus a margin that shrinks over the
+match (tokens are kept for its second half, when the table is close to the
+final one) and a floor that keeps learning opponents we read well undisturbed
+(a false move kicks them off the course they were on); the floor is lower while
+we are losing. An opponent whose replies do not depend on what it sees (random,
+rock) has rows of the table alike, so no shown move promises credit. Forecasts
+are discounted by how well the earlier ones came true.
 
 Randomness comes from the hello seed, so a match is reproducible.
 """
@@ -75,18 +78,21 @@ META_DECAY = 0.999  # the meta layer's scoring of the pickers
 RESCALE_AT = 1e150  # growing-increment decay: renormalise before floats overflow
 FALLBACK_WINDOW = 100
 FALLBACK_AT = -12  # visible score over the last 100 rounds that triggers random play
+FLOOR = 0.4  # expected credit a token must promise in any case ...
+LOSING_FLOOR = 0.25  # ... and while we are losing lately
 PRESSURE = 12  # rounds after a bucket drop that count half
 RESPONSE_PRIOR = 5.0  # smoothing of the reply table toward their overall mix
-START_SHARE = 0.05  # no tokens before this share of the match (the table is learning)
+START_SHARE = 0.5  # no tokens before this share of the match (see _plan_shadow)
 PACE_SLACK = 3  # tokens we may be ahead of an even pace
-CREDIT_BAR = 0.35  # expected credit of a token (misread times points) needed to spend
-LOSING_BAR = 0.25  # the bar while we are losing lately
+KAPPA = 0.1  # what a token costs in the deception efficiency's numerator
+EARLY_MARGIN = 0.15  # extra credit asked of a token at the start, falling to 0 at the end
+LOSING_MARGIN = 0.5  # share of that margin still asked while we are losing lately
 REPLAN_EVERY = 8  # rounds between recomputations of the whole-match reply model
-MIN_EVIDENCE = 60  # honest rounds a row of the reply table needs before it is trusted
-SURE_WIN = 0.85  # forecast chance that the answer beats their reply to the fake
+MIN_EVIDENCE = 40  # honest rounds a row of the reply table needs before it is trusted
+SURE_WIN = 0.8  # forecast chance that our answer beats their reply to the fake
+COOLDOWN = 10  # rounds after a token before the next (a misread fake is not repeated)
 REPLY_DECAY = 0.9  # the context table whose rows forecast their reply to a shown move
-AUDIT_AFTER = 4  # spends before the realised credit is checked against the forecast
-AUDIT_SHARE = 0.5  # realised credit below this share of the forecast raises the bar
+AUDIT_AFTER = 4  # spends before the forecasts are discounted by what they realised
 
 
 class History:
@@ -261,7 +267,7 @@ class Champion(chaosbot.Bot):
         self.forecast_sum = 0.0
         self.realised_sum = 0.0
         self.spends = 0
-        self.bar = CREDIT_BAR
+        self.next_spend = 0  # no token before this round
         self.whole: np.ndarray | None = None  # the whole-match reply model, cached
         self.whole_until = 0
         self.ceiling = np.zeros(n)
@@ -374,8 +380,6 @@ class Champion(chaosbot.Bot):
             misread = max(0.0, f[shown, seen] - f[real, seen])
             self.realised_sum += misread * self.out[(mine - seen) % self.n]
             self.forecast_sum += forecast
-            if self.spends >= AUDIT_AFTER and self.realised_sum < AUDIT_SHARE * self.forecast_sum:
-                self.bar = min(1.0, self.bar * 1.5)
 
     # -- deciding ------------------------------------------------------------
 
@@ -434,8 +438,29 @@ class Champion(chaosbot.Bot):
         mix = c.sum(axis=0) / total if total > 0 else np.full(self.n, 1.0 / self.n)
         return (c + RESPONSE_PRIOR * mix) / (c.sum(axis=1, keepdims=True) + RESPONSE_PRIOR)
 
+    def _bar(self, rnd: int, losing: bool) -> float:
+        """Expected credit a token must bring to raise the deception efficiency.
+
+        With S the credit so far and m tokens spent, (S - KAPPA m) / (m + 10) rises
+        with one more token of credit c exactly when c > KAPPA + that efficiency;
+        a margin on top keeps tokens for later in the match, when the reply table
+        is closer to the one the scoring will use, and shrinks while we lose."""
+        spent = self.spends
+        rate = (self.realised_sum - KAPPA * spent) / (spent + 10)
+        margin = EARLY_MARGIN * (1.0 - rnd / self.rounds)
+        if losing:
+            margin *= LOSING_MARGIN
+        return KAPPA + max(0.0, rate) + margin
+
     def _plan_shadow(self, rnd: int, real: int) -> tuple[int, int, float] | None:
-        """(shown move, next round's answer, expected credit), or None to stay honest."""
+        """(shown move, next round's answer, expected credit), or None to stay honest.
+
+        The credit of a token is what the scoring pays: how much more typical their
+        reply is of what they answer to the shown move than to the real one (the
+        whole-match reply table f), times the points of our next move against it.
+        Their reply to each shown move is forecast by its recent form (a fast-fading
+        table of their move after each move of ours); our next move is the best
+        answer to that forecast."""
         start = max(2, int(START_SHARE * self.rounds))
         if rnd < start or rnd >= self.rounds:
             return None  # still learning, or the last round (nobody sees it)
@@ -444,26 +469,37 @@ class Champion(chaosbot.Bot):
         losing = self.fall_sum < 0
         if spent >= pace + PACE_SLACK * (2 if losing else 1):
             return None
+        if rnd < self.next_spend:
+            return None
         if self.whole is None or rnd >= self.whole_until:
             f = self.whole = self._reply_model()
             self.whole_until = rnd + REPLAN_EVERY
             # The most credit any shown move could earn with each real move, if the
             # reply were certain and beaten: when it is under the bar, skip the rest.
+            # Against an opponent that ignores what it sees every row of f is alike.
             self.ceiling = np.maximum(0.0, f[:, None, :] - f[None, :, :]).max(axis=(0, 2))
-        if self.ceiling[real] <= self.bar * LOSING_BAR / CREDIT_BAR:
+        # The floor: a false move also kicks a learning opponent off the course
+        # it was on. While we read it well that costs more points than a modest
+        # credit is worth (and the whole-match table the scoring uses is flatter
+        # than the one we see now); an opponent that merely reacts to the move it
+        # sees (a sharp reply table, credits near 0.5) is not disturbed. While we
+        # lose, the kick is welcome.
+        bar = max(self._bar(rnd, losing), LOSING_FLOOR if losing else FLOOR)
+        if self.ceiling[real] <= bar:
             return None
         f = self.whole
-        # Their reply to each shown move now: the fast-fading "after our last move"
-        # context table (in honest rounds our last move is the shown one).
         now = self.counts[self.reply_tab, : self.n]
         now = (now + 1e-300) / (now.sum(axis=1, keepdims=True) + self.n * 1e-300)
-        answers = (now @ self.payoff.T).argmax(axis=1)  # our best answer to each row
+        answers = now.dot(self.payoff.T).argmax(axis=1)  # our best answer to each row
         misread = np.maximum(0.0, f - f[real])  # as the scoring measures it
         credit = (now * misread * self.payoff[answers]).sum(axis=1)
         credit[real] = -1.0  # showing the real move hides nothing
         shown = int(credit.argmax())
-        bar = self.bar * (LOSING_BAR / CREDIT_BAR if losing else 1.0)
-        if credit[shown] <= bar:
+        trust = 1.0
+        if self.spends >= AUDIT_AFTER and self.forecast_sum > 0:
+            # Forecasts discounted by how well the past ones came true.
+            trust = min(1.0, max(0.0, self.realised_sum / self.forecast_sum))
+        if credit[shown] * trust <= bar:
             return None
         # A gap between two rows of the whole-match table is only believed once
         # both rest on enough honest rounds.
@@ -474,6 +510,7 @@ class Champion(chaosbot.Bot):
         answer = int(answers[shown])
         if float(now[shown] @ (self.payoff[answer] > 0)) < SURE_WIN:
             return None
+        self.next_spend = rnd + COOLDOWN
         return shown, answer, float(credit[shown])
 
     def move(self, turn: chaosbot.Turn) -> str | chaosbot.Shadow:
