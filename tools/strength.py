@@ -77,7 +77,7 @@ def conditions(matches: int, jobs: int, load_before: str, started: datetime.date
     now = datetime.datetime.now(datetime.UTC)
     minutes = (now - started).total_seconds() / 60
     print(
-        f"\n({matches} matches, {started:%Y-%m-%d %H:%M} UTC, {minutes:.0f} min with -j {jobs}; "
+        f"\n({matches} match{'' if matches == 1 else 'es'}, {started:%Y-%m-%d %H:%M} UTC, {minutes:.0f} min with -j {jobs}; "
         f"load average {load_before} before, {_load()} after; {os.cpu_count()} CPUs, "
         f"Python {sys.version.split()[0]})"
     )
