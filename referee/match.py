@@ -221,14 +221,17 @@ class Match:
         for seat, s in enumerate(self.seats):
             s.scratch = Path(tempfile.mkdtemp(prefix=f"referee-seat{seat}-"))
             marker = s.marker = f"rfb-{os.getpid()}-{seat}-{os.urandom(4).hex()}"
-            launch = sbx.prepare_launch(
-                list(s.spec.command),
-                bot_dir=bot_dir_of(s.spec.command),
-                scratch=s.scratch,
-                limits=cfg.limits,
-                layer=self.layer,
-                marker=marker,
-            )
+            try:
+                launch = sbx.prepare_launch(
+                    list(s.spec.command),
+                    bot_dir=bot_dir_of(s.spec.command),
+                    scratch=s.scratch,
+                    limits=cfg.limits,
+                    layer=self.layer,
+                    marker=marker,
+                )
+            except sbx.BotUnreachable as exc:
+                raise UsageError(f"seat {seat} ({s.spec.label}): {exc}") from None
             s.uid, s.uid_leased = launch.uid, launch.leased
             log = log_dir / f"{stem}.seat{seat}.stderr.log" if log_dir is not None else None
             if placement is not None:  # a child inherits the affinity it is forked with
@@ -452,8 +455,9 @@ class Match:
             return faults.CLOSED_STDOUT, "the bot closed its stdout"
         return faults.CLOSED_STDIN, "the bot closed its stdin"
 
-    def _watchdog(self, step: int, force: bool) -> list[int]:
-        """Poll each live bot's process tree; returns seats over a limit."""
+    def _watchdog(self, step: int, force: bool, sent: float | None = None) -> list[int]:
+        """Poll each live bot's process tree; returns seats over a limit. ``sent``:
+        when the turns of ``step`` went out, if they are being waited for."""
         now = time.monotonic()
         if not force and now < self._next_watch:
             return []
@@ -510,11 +514,12 @@ class Match:
                 not out[i] and s.bot is not None and not s.bot.exited
                 for i, s in enumerate(self.seats)
             ]
-            for seat, detail in self._fair.observe(
-                now,
-                [s.cpu_s for s in self.seats],
-                [alive and bool(s.owed) for alive, s in zip(live, self.seats, strict=True)],
-            ):
+            clocks = self.judge.clocks
+            owed_s = [
+                clocks[i].owed_s + (now - sent if sent is not None and s.owed else 0.0)
+                for i, s in enumerate(self.seats)
+            ]
+            for seat, detail in self._fair.observe(now, [s.cpu_s for s in self.seats], owed_s):
                 if live[seat] and seat not in over:
                     self._fault(seat, step, faults.CPU_SHARE, detail)
                     over.append(seat)
@@ -653,7 +658,7 @@ class Match:
             if waiting:
                 wait = min(deadline[seat] for seat in waiting) - monotonic()
                 await mux.wait(min(wait, WATCHDOG_PERIOD))
-                for seat in self._watchdog(step, force=False):
+                for seat in self._watchdog(step, force=False, sent=sent):
                     if seat in waiting:
                         waiting.remove(seat)
                         rnd.fatal.append(seat)
@@ -834,6 +839,8 @@ class Match:
                 took1 = got1[1] - sent  # type: ignore[index]
                 # Both in time: the judge notes each reply that changes anything
                 # (a slowest move, a charge to the bank); nearly none does.
+                c0.owed_s += took0
+                c1.owed_s += took1
                 if took0 > c0.quiet:
                     c0.took(took0)
                 if took1 > c1.quiet:

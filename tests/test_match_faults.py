@@ -4,9 +4,12 @@ recorded with its kind and round, and no bot process is left behind."""
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import sys
 
 import msgspec
+import pytest
 from conftest import match_json, move_limit_s, processes_mentioning
 
 from referee.replay import Step, read_replay
@@ -128,6 +131,27 @@ def test_non_executable_bot_is_a_one_line_error(tmp_path):
     proc = run_cli("match", str(bot), str(bot))
     assert proc.returncode == 2 and "not executable" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="bots change uid only when the referee is root")
+def test_a_bot_its_uid_cannot_reach_is_a_one_line_error_as_root(tmp_path):
+    from conftest import ROOT, run_cli
+
+    private = tmp_path / "private"
+    private.mkdir(mode=0o700)
+    for name in ("rock.py", "chaosbot.py"):
+        shutil.copy(ROOT / "sample_bots" / "python" / name, private / name)
+    args = ["rock", "--rounds", "5", "--no-replay"]
+    proc = run_cli("match", str(private / "rock.py"), *args)
+    assert proc.returncode == 2, proc.stderr
+    line = proc.stderr.strip()
+    assert line.count("\n") == 0 and "Traceback" not in line
+    assert f"cannot run {private / 'rock.py'}" in line and f"{private} is mode 0700" in line
+    assert "chmod o+x" in line
+    # Opened to others, the same bot plays.
+    private.chmod(0o755)
+    proc = run_cli("match", str(private / "rock.py"), *args)
+    assert proc.returncode == 0, proc.stderr
 
 
 def test_a_replay_or_tournament_directory_that_cannot_be_made_is_a_one_line_error(tmp_path):
