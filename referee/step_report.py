@@ -179,6 +179,10 @@ def verify_summary(path: Path) -> str:
 # -- what a game shows -------------------------------------------------------------------
 
 
+# The HTML step table stops here: a page stays quick to open whatever the game's length.
+MAX_TABLE_STEPS = 5000
+
+
 class StepRow(msgspec.Struct):
     """One step in words: who acted, what they did, what changed."""
 
@@ -251,13 +255,14 @@ class StepReport:
     def step_table(self, walk: Walk) -> str:
         word = e(walk.word)
         has_place = any(s.place for s in walk.steps)
+        steps = walk.steps[:MAX_TABLE_STEPS]
+        more = len(walk.steps) - len(steps)
         head = (
             f'<tr><th class="n">{word}</th>'
             + ("<th>where</th>" if has_place else "")
             + "<th>who</th><th>action</th><th>what followed</th><th>ms</th><th>fault</th></tr>"
         )
         body = []
-        steps = walk.steps
         for i, step in enumerate(steps):
             r = self.row(walk, step)
             classes = []
@@ -279,6 +284,12 @@ class StepReport:
             f'<h2 id="steps">{word.capitalize()}s</h2><div class="hint">{e(self.steps_hint)}</div>'
             f'<div class="scroll"><table class="steps" id="steps-table"><thead>{head}</thead>'
             f"<tbody>{''.join(body)}</tbody></table></div>"
+            + (
+                f'<div class="hint">... and {more} more {word}s: '
+                f"<code>referee replay FILE --rounds A-B</code> shows any of them.</div>"
+                if more
+                else ""
+            )
         )
 
     def render(self, walk: Walk, verify: str | None = None) -> str:

@@ -399,7 +399,12 @@ def run(args: argparse.Namespace) -> int:
         console.print(summary(walked))
         if args.rounds is not None:
             first, last = args.rounds
-            console.print(step_table(walked, first, last))
+            numbers = [s.n for s in walked.steps]
+            if numbers and first <= numbers[-1] and last >= numbers[0]:
+                console.print(step_table(walked, first, last))
+            else:
+                span = f"{numbers[0]}-{numbers[-1]}" if numbers else "none"
+                console.print(f"no {walked.word}s {first}-{last} in this replay (it has {span})")
         return EXIT_OK
     except ReplayError as exc:
         raise CliError(str(exc), EXIT_BAD_REPLAY) from None

@@ -224,3 +224,18 @@ def test_a_turn_based_fault_is_told_in_the_games_words(tmp_path: Path) -> None:
         rf"fault: turn {turn} \(round [2-9]\d*\) seat 0 illegal_move: face 9.*", line
     )
     assert re.search(r"Result: .*; disqualification, \d+ turns", shown.stdout)
+
+
+def test_the_servers_match_viewer_draws_every_games_report() -> None:
+    from referee.server.app import _viewer_html
+
+    fixtures = ROOT / "tests" / "fixtures" / "replays"
+    expected = {
+        "liars-dice.jsonl": 'id="rounds-table"',
+        "ctm.jsonl": 'id="games-table"',
+        "illegal-move.jsonl": 'id="replay-data"',  # Chaos League's interactive report
+    }
+    for name, marker in expected.items():
+        page = _viewer_html(fixtures / name)
+        assert page is not None and marker in page, name
+    assert _viewer_html(fixtures.parent.parent / "conftest.py") is None
