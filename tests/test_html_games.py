@@ -20,7 +20,9 @@ from typing import Any
 from conftest import ROOT, needs, run_cli
 
 from referee.games import GAMES
+from referee.html_report import render_replay
 from referee.replay import Replay, read_replay
+from referee.step_report import verify_summary
 
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 BROWSER = next((b for b in BROWSERS if shutil.which(b)), None)
@@ -224,6 +226,32 @@ def test_a_turn_based_fault_is_told_in_the_games_words(tmp_path: Path) -> None:
         rf"fault: turn {turn} \(round [2-9]\d*\) seat 0 illegal_move: face 9.*", line
     )
     assert re.search(r"Result: .*; disqualification, \d+ turns", shown.stdout)
+    # So does the HTML report's fault list, and the replay re-played to its end.
+    page = render_replay(replay, verify_summary(replay))
+    assert re.search(rf"<li>turn {turn} \(round [2-9]\d*\), seat 0: <b>illegal_move</b>", page)
+    assert 'id="verify" class="ok"' in page and "could not re-play" not in page
+
+
+def test_a_cut_or_edited_replay_still_gets_a_report(tmp_path: Path) -> None:
+    lines = (ROOT / "tests" / "fixtures" / "replays" / "liars-dice.jsonl").read_bytes()
+    lines = lines.splitlines(keepends=True)
+    cut = tmp_path / "cut.jsonl"
+    cut.write_bytes(b"".join(lines[:11]))
+    page = render_replay(cut, verify_summary(cut))
+    assert "Incomplete replay: no footer after 10 turns" in page
+    assert page.count('<tr data-n="') == 10
+    assert 'id="verify" class="bad">INCOMPLETE' in page
+    # A bid edited into one the rules refuse: the report shows the turns before it.
+    edited = tmp_path / "edited.jsonl"
+    step = json.loads(lines[3])
+    assert step["act"][step["out"]["seat"]]["move"] == "bid"
+    step["act"][step["out"]["seat"]]["face"] = 9
+    lines[3] = json.dumps(step).encode() + b"\n"
+    edited.write_bytes(b"".join(lines))
+    page = render_replay(edited, verify_summary(edited))
+    assert "could not re-play this replay past 2 turns" in page and "face 9 is not 1 to 6" in page
+    assert page.count('<tr data-n="') == 2
+    assert 'id="verify" class="bad">FAIL' in page
 
 
 def test_the_servers_match_viewer_draws_every_games_report() -> None:
