@@ -3,9 +3,9 @@ the result with its score table, the verdicts, the faults and the verify status,
 in one self-contained document (CSS inlined, plots as inline SVG or drawn by an
 inlined script; nothing is fetched from the network).
 
-Chaos League's interactive report (``html_report``) and the per-step report of
-every other game (``step_report``) both render through here; neither names a
-game here.
+The interactive per-round report (``html_report``) and the per-step report
+(``step_report``) both render through here; nothing here knows one game from
+another.
 """
 
 from __future__ import annotations

@@ -267,3 +267,13 @@ def test_the_servers_match_viewer_draws_every_games_report() -> None:
         page = _viewer_html(fixtures / name)
         assert page is not None and marker in page, name
     assert _viewer_html(fixtures.parent.parent / "conftest.py") is None
+
+
+def test_the_shared_report_code_names_no_game() -> None:
+    # A new game's report touches only referee/games/ and referee/game_reports/.
+    words = {w.lower() for name, cls in GAMES.items() for w in (name, *cls.title.split()[:2])}
+    words -= {"rock", "paper", "(commit-turn-move:", "classic", "league"}
+    for module in ("step_report.py", "report_page.py", "game_reports/__init__.py"):
+        text = (ROOT / "referee" / module).read_text().lower()
+        named = sorted(w for w in words if re.search(rf"\b{re.escape(w)}\b", text))
+        assert not named, f"{module} names {named}"
