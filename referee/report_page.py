@@ -30,6 +30,10 @@ def e(value: Any) -> str:
     return html.escape(str(value), quote=True)
 
 
+def plural(count: int, word: str) -> str:
+    return f"{count} {word}" + ("" if count == 1 else "s")
+
+
 def seat_colour(seat: int) -> str:
     return SEAT_COLOURS[seat % len(SEAT_COLOURS)]
 
@@ -97,7 +101,7 @@ def summary_html(
             [
                 (f'<span class="bad">{e(v.status)}</span>' if v.status != "ok" else "ok")
                 + (" (disqualified)" if v.disqualified else "")
-                + (f", {len(v.faults)} faults" if v.faults else "")
+                + (f", {plural(len(v.faults), 'fault')}" if v.faults else "")
                 for v in verdicts
             ],
         )
@@ -124,9 +128,11 @@ def summary_html(
             )
             if len(footer.faults) > 30:
                 items += f"<li>... {len(footer.faults) - 30} more</li>"
+            # A few faults are what a reader came for: shown open. Many stay folded.
+            shown = " open" if len(footer.faults) <= 5 else ""
             result_line += (
-                f'<details id="faults"><summary class="bad">{len(footer.faults)} faults</summary>'
-                f"<ul>{items}</ul></details>"
+                f'<details id="faults"{shown}><summary class="bad">'
+                f"{plural(len(footer.faults), 'fault')}</summary><ul>{items}</ul></details>"
             )
     else:
         result_line = (
