@@ -277,3 +277,10 @@ def test_the_shared_report_code_names_no_game() -> None:
         text = (ROOT / "referee" / module).read_text().lower()
         named = sorted(w for w in words if re.search(rf"\b{re.escape(w)}\b", text))
         assert not named, f"{module} names {named}"
+
+
+def test_verify_counts_steps_in_the_games_words() -> None:
+    fixtures = ROOT / "tests" / "fixtures" / "replays"
+    assert verify_summary(fixtures / "liars-dice.jsonl").startswith("OK: 27 turns, chain intact")
+    assert verify_summary(fixtures / "ctm.jsonl").startswith("OK: 8 steps, chain intact")
+    assert verify_summary(fixtures / "timeout-dq.jsonl").startswith("OK: 5 rounds, chain intact")
