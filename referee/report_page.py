@@ -15,6 +15,8 @@ from collections.abc import Mapping, Sequence
 from importlib import resources
 from typing import Any
 
+import msgspec
+
 from .replay import Event, Footer, Header
 
 # Seat colours: seats 0 and 1 match the stylesheet's --seat0 and --seat1.
@@ -204,19 +206,24 @@ def _nice(value: float) -> str:
     return f"{value:g}" if abs(value) < 1e6 else f"{value:.3g}"
 
 
-def line_plot(
-    plot_id: str,
-    title: str,
-    xs: Sequence[float],
-    series: Sequence[tuple[str, str, Sequence[float]]],
-    x_word: str,
-    steps: bool = False,
-    width: int = 900,
-    height: int = 220,
-) -> str:
-    """An inline SVG of several series (label, colour, values) over the same xs,
-    one ``<polyline class="series">`` each; ``steps`` draws them as stairs (a value
-    holds until the next x). Numbers only go into the drawing; labels are escaped."""
+class Plot(msgspec.Struct):
+    """Series over the same xs, as a report draws them (inline SVG, or braille cells
+    in the terminal). Each series is (label, colour, values)."""
+
+    plot_id: str
+    title: str
+    xs: list[float]
+    series: list[tuple[str, str, list[float]]]
+    x_word: str
+    steps: bool = False  # stairs: a value holds until the next x
+    height: int = 220
+
+
+def line_plot(plot: Plot, width: int = 900) -> str:
+    """The plot as an inline SVG, one ``<polyline class="series">`` per series.
+    Numbers only go into the drawing; labels are escaped."""
+    plot_id, title, xs, series = plot.plot_id, plot.title, plot.xs, plot.series
+    x_word, steps, height = plot.x_word, plot.steps, plot.height
     left, right, top, bottom = 52, 12, 26, 30
     inner_w = width - left - right
     inner_h = height - top - bottom

@@ -25,11 +25,13 @@ from .games import GAMES, Game
 from .games.base import Fault
 from .replay import Event, Footer, Header, Step, decode_record, iter_records, read_lines
 from .report_page import (
+    Plot,
     document,
     e,
     fault_place,
     heading_html,
     labels_of,
+    line_plot,
     seat_colour,
     summary_html,
 )
@@ -218,9 +220,18 @@ class StepReport:
         """What the step changed, in words."""
         return _compact(step.outcome)
 
+    def plots(self, walk: Walk) -> list[Plot]:
+        """The game's plots, drawn in its HTML report (``plot_html``) and under
+        ``referee replay``'s summary."""
+        return []
+
     def sections(self, walk: Walk) -> str:
-        """The game's own HTML sections (tables, inline SVG plots), above the step table."""
-        return ""
+        """The game's own HTML sections (tables, and its plots), above the step table."""
+        return self.plot_html(walk)
+
+    def plot_html(self, walk: Walk) -> str:
+        drawn = "".join(line_plot(p) for p in self.plots(walk))
+        return f"<h2>Plots</h2>{drawn}" if drawn else ""
 
     # -- shared by every game --
 

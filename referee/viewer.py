@@ -24,6 +24,7 @@ from rich.text import Text
 from .errors import ReplayError
 from .faults import FaultRecord
 from .replay_view import BUCKETS, SEAT_STYLES, OtherGame, ViewData, load_view
+from .report_page import Plot
 from .step_report import Walk, render_walk, report_for, verify_summary, walk
 
 _DOTS = ((0x01, 0x02, 0x04, 0x40), (0x08, 0x10, 0x20, 0x80))
@@ -321,6 +322,27 @@ def round_table(data: ViewData, first: int, last: int) -> Table:
 # -- other games ------------------------------------------------------------------------
 
 
+def plot_chart(plot: Plot, width: int = 70, height: int = 8) -> Group:
+    """A game's plot in braille cells: each series in its colour, over its xs."""
+    series = [np.asarray(ys, dtype=np.float64) for _label, _colour, ys in plot.series]
+    styles = [colour for _label, colour, _ys in plot.series]
+    lines, lo, hi = braille_chart(series, styles, width, height)
+    top, bottom = f"{hi:.4g}", f"{lo:.4g}"
+    label_w = max(len(top), len(bottom))
+    out: list[Text] = [Text(plot.title, style="bold")]
+    for i, line in enumerate(lines):
+        label = top if i == 0 else bottom if i == len(lines) - 1 else ""
+        out.append(Text(label.rjust(label_w) + " ") + line)
+    first, last = f"{plot.xs[0]:g}", f"{plot.x_word} {plot.xs[-1]:g}"
+    out.append(Text(" " * (label_w + 1) + first + last.rjust(width - len(first)), style="dim"))
+    legend = Text(" " * (label_w + 1))
+    for label, colour, _ys in plot.series:
+        legend.append("━━ ", style=colour)
+        legend.append(f"{label}   ")
+    out.append(legend)
+    return Group(*out)
+
+
 def step_table(walk: Walk, first: int, last: int) -> Table:
     """Each step of [first, last] in words: one row per step, as the game's report
     describes it (who acted, what they did, what changed)."""
@@ -397,6 +419,11 @@ def run(args: argparse.Namespace) -> int:
             page = render_walk(walked, verify_summary(path))
             return _write(args.html, page, walked.recorded, walked.word, started)
         console.print(summary(walked))
+        width = max(20, min(args.width, 400))
+        for plot in report_for(walked.header.game).plots(walked):
+            if len(plot.xs) > 1:
+                console.print()
+                console.print(plot_chart(plot, width=width))
         if args.rounds is not None:
             first, last = args.rounds
             numbers = [s.n for s in walked.steps]

@@ -323,6 +323,11 @@ def test_turn_based_games_show_readable_rows_in_their_own_words(tmp_path: Path) 
     proc = cli("replay", str(replay), "--rounds", "1-3")
     assert proc.returncode == 0, proc.stderr
     assert "liars_dice" in proc.stdout and "seat 2" in proc.stdout and "Result:" in proc.stdout
+    # The game's own plot, in braille cells, with every seat in its legend.
+    chart = proc.stdout[proc.stdout.index("Dice left after each round") :]
+    assert re.search("[\u2801-\u28ff]", chart) and "round " in chart
+    legend = next(line for line in chart.splitlines() if "━━" in line)
+    assert all(f"odds#{k}" in legend for k in (1, 2, 3))
     table = proc.stdout[proc.stdout.index("Turns 1-3") :]
     # One row per turn, in words: the turn, its round, who acted and what it did.
     steps = read_replay(replay).steps[:3]

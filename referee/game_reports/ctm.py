@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..games.ctm import HANDS
-from ..report_page import e, line_plot, seat_colour
+from ..report_page import Plot, e, seat_colour
 from ..step_report import StepReport, Walk, WalkedStep
 
 REASON_WORDS = {
@@ -79,6 +79,30 @@ class CtmReport(StepReport):
         winner = "drawn" if record.winner is None else f"seat {record.winner} wins"
         return f"game {record.game}: {kept}; {winner} ({REASON_WORDS.get(record.reason, record.reason)})"
 
+    def plots(self, walk: Walk) -> list[Plot]:
+        wins = [0, 0]
+        xs = [0.0]
+        series: list[list[float]] = [[0.0], [0.0]]
+        for g in games_of(walk):
+            r = g.result
+            if r is None:
+                continue
+            if r.winner is not None:
+                wins[r.winner] += 1
+            xs.append(float(g.number))
+            for s in (0, 1):
+                series[s].append(float(wins[s]))
+        return [
+            Plot(
+                "plot-wins",
+                "Games won",
+                xs,
+                [(walk.labels[s], seat_colour(s), series[s]) for s in (0, 1)],
+                "game",
+                steps=True,
+            )
+        ]
+
     def sections(self, walk: Walk) -> str:
         games = games_of(walk)
         head = (
@@ -93,9 +117,6 @@ class CtmReport(StepReport):
             + "<th>winner</th><th>why</th></tr>"
         )
         body = []
-        wins = [0, 0]
-        xs = [0]
-        series: list[list[float]] = [[0], [0]]
         for g in games:
             r = g.result
             cells = []
@@ -119,30 +140,17 @@ class CtmReport(StepReport):
                 winner = "draw" if r.winner is None else e(walk.labels[r.winner])
                 why = e(REASON_WORDS.get(r.reason, r.reason))
                 p1 = e(walk.labels[r.player1])
-                if r.winner is not None:
-                    wins[r.winner] += 1
-                xs.append(g.number)
-                series[0].append(wins[0])
-                series[1].append(wins[1])
             body.append(
                 f'<tr data-game="{g.number}"><td class="n">{g.number}</td><td>{p1}</td>'
                 f"{''.join(cells)}<td>{winner}</td><td>{why}</td></tr>"
             )
-        plot = line_plot(
-            "plot-wins",
-            "Games won",
-            xs,
-            [(walk.labels[s], seat_colour(s), series[s]) for s in (0, 1)],
-            "game",
-            steps=True,
-        )
         return (
             '<h2 id="games">Games: commitments and reveals</h2><div class="hint">Each game: '
             "the Keccak-256 commitments each player sent and what it revealed against them. "
             "Player 1 wins equal hands.</div>"
             '<div class="scroll"><table class="steps" id="games-table">'
             f"<thead>{head}</thead><tbody>{''.join(body)}</tbody></table></div>"
-            f"<h2>Plots</h2>{plot}"
+            + self.plot_html(walk)
         )
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..games.liars_dice import WILD
-from ..report_page import e, line_plot, seat_colour
+from ..report_page import Plot, e, seat_colour
 from ..step_report import StepReport, Walk, WalkedStep
 
 DIE_FACES = "⚀⚁⚂⚃⚄⚅"
@@ -90,16 +90,23 @@ class LiarsDiceReport(StepReport):
         counts = "-".join(str(c) for c in reveal.dice_counts)
         return f"{ending_words(walk, reveal)}. Dice were {dice}; dice left {counts}"
 
+    def plots(self, walk: Walk) -> list[Plot]:
+        ended = [r for r in rounds_of(walk) if r.reveal is not None]
+        start = float(walk.header.params.get("dice", 5))
+        series = [
+            (
+                walk.labels[seat],
+                seat_colour(seat),
+                [start] + [float(r.reveal.dice_counts[seat]) for r in ended],
+            )
+            for seat in range(walk.game.seats)
+        ]
+        xs = [0.0] + [float(r.number) for r in ended]
+        return [Plot("plot-dice", "Dice left after each round", xs, series, "round", steps=True)]
+
     def sections(self, walk: Walk) -> str:
         rounds = rounds_of(walk)
         seats = walk.game.seats
-        start = int(walk.header.params.get("dice", 5))
-        xs = [0] + [r.number for r in rounds if r.reveal is not None]
-        series = []
-        for seat in range(seats):
-            ys = [start] + [r.reveal.dice_counts[seat] for r in rounds if r.reveal is not None]
-            series.append((walk.labels[seat], seat_colour(seat), ys))
-        plot = line_plot("plot-dice", "Dice left after each round", xs, series, "round", steps=True)
         head = (
             '<tr><th class="n">round</th><th>opens</th>'
             + "".join(
@@ -137,8 +144,8 @@ class LiarsDiceReport(StepReport):
                 f"{''.join(cells)}<td>{bids}</td><td>{ending}</td><td>{left}</td></tr>"
             )
         return (
-            f"<h2>Plots</h2>{plot}"
-            '<h2 id="rounds">Rounds: dice and bids</h2><div class="hint">Everyone\'s dice '
+            self.plot_html(walk)
+            + '<h2 id="rounds">Rounds: dice and bids</h2><div class="hint">Everyone\'s dice '
             "as revealed when the round ended (the dice that counted for the challenged bid "
             "in bold), the bids in order, and the challenge.</div>"
             '<div class="scroll"><table class="steps" id="rounds-table">'

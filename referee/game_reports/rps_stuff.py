@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..games.rps_stuff import KINDS, deviance
-from ..report_page import e, line_plot, seat_colour
+from ..report_page import Plot, e, seat_colour
 from ..step_report import StepReport, Walk, WalkedStep
 
 KIND_COLOURS = {
@@ -64,38 +64,42 @@ class RpsStuffReport(StepReport):
             parts.append("died: " + ", ".join(f"s{s}" for s in trade.died))
         return "; ".join(parts)
 
-    def sections(self, walk: Walk) -> str:
+    def plots(self, walk: Walk) -> list[Plot]:
         xs, history = stocks_over_time(walk)
-        plots = []
-        for seat, counts in enumerate(history):
-            series = [
-                (kind, KIND_COLOURS[kind], [c[i] for c in counts]) for i, kind in enumerate(KINDS)
-            ]
-            plots.append(
-                line_plot(
-                    f"plot-stock-{seat}",
-                    f"Stock of seat {seat} ({walk.labels[seat]})",
-                    xs,
-                    series,
-                    "trade",
-                    steps=True,
-                    height=180,
-                )
+        xf = [float(x) for x in xs]
+        plots = [
+            Plot(
+                f"plot-stock-{seat}",
+                f"Stock of seat {seat} ({walk.labels[seat]})",
+                xf,
+                [
+                    (kind, KIND_COLOURS[kind], [float(c[i]) for c in counts])
+                    for i, kind in enumerate(KINDS)
+                ],
+                "trade",
+                steps=True,
+                height=180,
             )
+            for seat, counts in enumerate(history)
+        ]
         balance = [
             (walk.labels[s], seat_colour(s), [deviance(c) for c in counts])
             for s, counts in enumerate(history)
         ]
         plots.append(
-            line_plot(
+            Plot(
                 "plot-balance",
                 "Imbalance (standard deviation of the five counts; lower ranks higher)",
-                xs,
+                xf,
                 balance,
                 "trade",
                 steps=True,
             )
         )
+        return plots
+
+    def sections(self, walk: Walk) -> str:
+        _xs, history = stocks_over_time(walk)
         rows = []
         for seat, counts in enumerate(history):
             last = counts[-1]
@@ -112,8 +116,7 @@ class RpsStuffReport(StepReport):
         return (
             "<h2>Stocks</h2>"
             f'<table class="steps narrow" id="stocks-table"><thead>{head}</thead>'
-            f"<tbody>{''.join(rows)}</tbody></table>"
-            f"<h2>Plots</h2>{''.join(plots)}"
+            f"<tbody>{''.join(rows)}</tbody></table>" + self.plot_html(walk)
         )
 
 
