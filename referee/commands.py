@@ -23,6 +23,8 @@ from .options import (
 
 
 def configure_match(p: argparse.ArgumentParser) -> None:
+    from .games import GAMES
+
     p.add_argument(
         "bots",
         nargs="+",
@@ -30,7 +32,12 @@ def configure_match(p: argparse.ArgumentParser) -> None:
         help="a sample bot's name (see 'referee bots'), an executable, "
         'or a quoted command line such as "node bot.js"',
     )
-    p.add_argument("--game", default="chaos", help="chaos (default) or roshambo")
+    p.add_argument(
+        "--game",
+        default="chaos",
+        help="the game (default chaos): "
+        + "; ".join(f"{name}: {cls.title}" for name, cls in GAMES.items()),
+    )
     p.add_argument(
         "--classic",
         action="store_true",
@@ -40,7 +47,8 @@ def configure_match(p: argparse.ArgumentParser) -> None:
         "--rounds",
         type=positive_int,
         metavar="N",
-        help="rounds to play (default 10000; 1000 for roshambo)",
+        help="how long the game lasts: "
+        + "; ".join(f"{name}: {cls.rounds_means}" for name, cls in GAMES.items()),
     )
     p.add_argument(
         "--tokens", type=nonneg_int, metavar="N", help="deception tokens per bot (default 50)"
@@ -191,7 +199,7 @@ def run_match(args: argparse.Namespace) -> int:
             f", seed {seed}, containment {layer}"
         )
         for f in outcome.faults[:20]:
-            out.print(f"fault: round {f.round} seat {f.seat} {f.kind}: {f.detail}")
+            out.print(f"fault: {word} {f.round} seat {f.seat} {f.kind}: {f.detail}")
         if len(outcome.faults) > 20:
             out.print(f"... and {len(outcome.faults) - 20} more faults (see the replay)")
         if replay:

@@ -85,8 +85,11 @@ class Game(abc.ABC, Generic[StateT]):
     tiebreak: ClassVar[tuple[str, bool] | None] = None
     # - labels of score keys in result tables (keys without one show as they are);
     score_labels: ClassVar[dict[str, str]] = {}
-    # - the word for one step in progress and result lines.
+    # - the word for one step in progress, result and fault lines ("round" in a game
+    #   where everyone acts at once; a turn-based game names its own step: "turn");
     step_word: ClassVar[str] = "round"
+    # - what ``referee match --rounds N`` sets in this game, for its help.
+    rounds_means: ClassVar[str] = "rounds"
 
     def length(self) -> int:
         """The number of steps the game is planned to last; 0 when it is not known in
@@ -178,6 +181,11 @@ class Game(abc.ABC, Generic[StateT]):
 
     @abc.abstractmethod
     def result(self, state: StateT) -> GameResult: ...
+
+    def place(self, state: StateT) -> str:
+        """Where the next step falls in the game's own units, for readers of a replay
+        (e.g. Liar's Dice: "round 3"); "" when the step number says it all."""
+        return ""
 
     def step_number(self, state: StateT) -> int:
         """The number the next step carries in replays (1-based)."""

@@ -186,6 +186,7 @@ class ChaosLeague(Game[ChaosState]):
     default_tokens: ClassVar[int] = 50
     moves: tuple[str, ...] = MOVES
     pair_every_step: ClassVar[bool] = True
+    rounds_means: ClassVar[str] = "rounds (default 10000)"
     ranking_keys: ClassVar[tuple[str, str] | None] = ("final", "standard")
     score_labels: ClassVar[dict[str, str]] = {
         "final": "Final",
@@ -407,4 +408,5 @@ class RoShamBo(ChaosLeague):
     default_steps: ClassVar[int] = 1_000
     default_final_steps: ClassVar[int | None] = None
     default_tokens: ClassVar[int] = 0
+    rounds_means: ClassVar[str] = "rounds (default 1000)"
     moves: tuple[str, ...] = CLASSIC_MOVES

@@ -185,6 +185,7 @@ class Site:
         html = self.env.get_template(template).render(
             site=self.cfg.name,
             game=self.cfg.game,
+            step_word=_step_word(self.cfg.game),
             me=me,
             csrf=self.csrf_token(request) if me else "",
             registration=self.cfg.registration.mode,
@@ -523,7 +524,7 @@ def build_app(site: Site) -> Any:
             raise HTTPException(404, "this match has no replay (yet)")
         html = await trio.to_thread.run_sync(_viewer_html, site.dir / row.replay)
         if html is None:
-            raise HTTPException(404, f"the replay viewer does not draw {site.cfg.game} matches")
+            raise HTTPException(404, "this match's replay cannot be read")
         return HTMLResponse(html)
 
     async def login(request: Request) -> Response:
@@ -755,14 +756,22 @@ def _verify(path: Path) -> str:
 
 
 def _viewer_html(path: Path) -> str | None:
+    """The replay's HTML report (any game), or None if the file is no replay."""
     from ..errors import ReplayError
-    from ..html_report import render_html
-    from ..replay_view import load_view
+    from ..html_report import render_replay
 
     try:
-        return render_html(load_view(path))
+        return render_replay(path)
     except ReplayError:
         return None
+
+
+def _step_word(game: str) -> str:
+    """What the game calls one step ("round", "turn", ...), for the pages."""
+    from ..games import GAMES
+
+    cls = GAMES.get(game)
+    return "round" if cls is None else cls.step_word
 
 
 def _rating_plot(history: list[dict[str, Any]], width: int = 600, height: int = 160) -> str:
