@@ -23,6 +23,7 @@ from rich.table import Table
 from rich.text import Text
 
 from .errors import ReplayError
+from .explain import seat_notes, stderr_log_path
 from .faults import FaultRecord
 from .replay_view import (
     BUCKETS,
@@ -125,7 +126,9 @@ def _fmt(value: Any) -> str:
     return str(value)
 
 
-def summary(data: ViewData | GenericView) -> Group:
+def summary(data: ViewData | GenericView, replay: Path | None = None) -> Group:
+    """The replay's header, result, verdicts and faults; with ``replay``, also where
+    each seat's stderr log lies next to it."""
     h = data.header
     labels = data.labels
     lines: list[Any] = []
@@ -186,6 +189,14 @@ def summary(data: ViewData | GenericView) -> Group:
             lines.append(Text(f"fault: round {f.round} seat {f.seat} {f.kind}: {f.detail}", "red"))
         if len(footer.faults) > len(shown):
             lines.append(Text(f"... {len(footer.faults) - len(shown)} more faults", "red"))
+        logs = [
+            str(log)
+            if replay is not None and (log := stderr_log_path(replay, seat)).exists()
+            else None
+            for seat in range(len(footer.verdicts))
+        ]
+        for note in seat_notes(labels, footer.verdicts, logs):
+            lines.append(Text(note))
     else:
         lines.append(
             Text(
@@ -387,7 +398,7 @@ def run(args: argparse.Namespace) -> int:
         except ReplayError as exc:
             raise CliError(str(exc), EXIT_BAD_REPLAY) from None
         console = Console() if Console().is_terminal else Console(width=140)
-        console.print(summary(generic))
+        console.print(summary(generic, path))
         if args.rounds is not None:
             console.print(generic_table(generic, first, last))
         return EXIT_OK
@@ -410,7 +421,7 @@ def run(args: argparse.Namespace) -> int:
         )
         return EXIT_OK
     width = max(20, min(args.width, 400))
-    console.print(summary(data))
+    console.print(summary(data, path))
     console.print()
     console.print(score_chart(data, width=width))
     if args.rounds is not None:

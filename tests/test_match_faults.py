@@ -103,12 +103,18 @@ def test_a_hung_bot_is_disqualified_after_max_faults(tmp_path, bot_copy):
     assert result["winner"] == 1
 
 
-def test_two_lines_for_one_turn_is_unsolicited_output(tmp_path, bot_copy):
+def test_two_replies_for_one_turn_answer_the_next_turns_in_order(tmp_path, bot_copy):
     bot_copy("faulty.py"), bot_copy("steady.py")
     result, _ = run(tmp_path, "twice 3")
     v0 = result["seats"][0]["verdict"]
-    assert v0["status"] == "unsolicited_output" and v0["disqualified"]
-    assert v0["round"] in (3, 4)
+    # The second reply to round 3 answers round 4, whenever it arrived; the bot stays
+    # one reply ahead, and its echoed "round" says so at every turn.
+    kinds = [(f["round"], f["kind"]) for f in v0["faults"]]
+    assert kinds == [(4, "protocol_error"), (5, "protocol_error"), (6, "protocol_error")] + [
+        (6, "too_many_faults")
+    ]
+    assert "reply is for round 3, round 4 was asked" in v0["faults"][0]["detail"]
+    assert v0["disqualified"]
 
 
 def test_missing_bot_is_a_one_line_error(tmp_path):
