@@ -10,6 +10,7 @@ from collections import deque
 from collections.abc import Sequence
 from pathlib import Path
 
+import msgspec
 import trio
 
 from . import sandbox as sbx
@@ -62,6 +63,7 @@ async def finish_bots(
                     End(
                         reason=result.reason if result else "aborted",
                         rounds=result.steps if result else 0,
+                        result=msgspec.to_builtins(result) if result else None,
                     )
                 )
             )

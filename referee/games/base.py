@@ -87,6 +87,10 @@ class Game(abc.ABC, Generic[StateT]):
     score_labels: ClassVar[dict[str, str]] = {}
     # - the word for one step in progress and result lines.
     step_word: ClassVar[str] = "round"
+    # - the Structs its JSON Schemas are generated from (protocol/schemas), when the
+    #   game accepts fewer values than the Structs it decodes with (None: those).
+    schema_observation_type: ClassVar[type[msgspec.Struct] | None] = None
+    schema_action_type: ClassVar[type[msgspec.Struct] | None] = None
 
     def length(self) -> int:
         """The number of steps the game is planned to last; 0 when it is not known in
