@@ -28,6 +28,7 @@ from typing import Any
 import msgspec
 import numpy as np
 
+from .explain import tail_lines
 from .replay_view import ViewData
 
 NO_MOVE = 7
@@ -80,6 +81,23 @@ def _score(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:+.6f}" if value else "0"
     return _e(value)
+
+
+def _stderr_html(labels: list[str], verdicts: list[Any]) -> str:
+    """For each seat that faulted or wrote to stderr: the last lines of its stderr,
+    folded; and the note of a bot the referee had to kill after ``end``."""
+    out = ""
+    for seat, (label, v) in enumerate(zip(labels, verdicts, strict=False)):
+        note = v.extra.get("after_end")
+        if note:
+            out += f'<div class="bad">seat {seat} ({_e(label)}): {_e(note)}</div>'
+        tail = tail_lines(v.stderr_tail or v.stderr_head)
+        if tail and (v.status != "ok" or v.stderr_bytes):
+            out += (
+                f"<details><summary>seat {seat} ({_e(label)}) stderr, last {len(tail)} "
+                f"lines</summary><pre>{_e(chr(10).join(tail))}</pre></details>"
+            )
+    return out
 
 
 def _summary_html(data: ViewData) -> str:
@@ -148,6 +166,7 @@ def _summary_html(data: ViewData) -> str:
                 f'<details><summary class="bad">{len(footer.faults)} faults</summary>'
                 f"<ul>{items}</ul></details>"
             )
+        result_line += _stderr_html(labels, footer.verdicts)
     else:
         result_line = (
             '<div class="result bad">Incomplete replay: no footer after '

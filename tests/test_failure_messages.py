@@ -40,6 +40,11 @@ def test_a_crash_shows_the_stderr_tail_and_the_log_path(tmp_path, bot_copy):
     shown = run_cli("replay", str(replay), env=WIDE)
     assert shown.returncode == 0, shown.stderr
     assert "KeyError: 'rock'" in shown.stdout and str(log) in shown.stdout
+    page = tmp_path / "match.html"
+    drawn = run_cli("replay", str(replay), "--html", str(page))
+    assert drawn.returncode == 0, drawn.stderr
+    text = page.read_text()
+    assert "seat 0 (crash) stderr, last 5 lines" in text and "KeyError: &#x27;rock&#x27;" in text
 
 
 def test_a_silent_handshake_names_the_missing_flush(tmp_path, bot_copy):
@@ -99,12 +104,18 @@ def test_a_debug_line_in_a_game_with_notices_says_notices_need_no_reply(tmp_path
     assert "'ok, noted'" in fault["detail"] and "notices need no reply" in fault["detail"]
 
 
-def test_a_sample_bot_in_a_game_it_does_not_play_is_refused_before_the_match():
+def test_a_sample_bot_in_a_game_it_does_not_play_is_refused_before_the_match(tmp_path):
     proc = run_cli("match", "ld-odds", "rock", "--rounds", "5", "--no-replay")
     assert proc.returncode == 2
     assert proc.stderr.strip().count("\n") == 0, proc.stderr
     assert "sample bot 'ld-odds' does not play chaos; it plays liars_dice" in proc.stderr
     assert "Traceback" not in proc.stderr
+    league = tmp_path / "league"
+    proc = run_cli("tournament", "rock", "ld-odds", "--rounds", "5", "--out", str(league))
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "sample bot 'ld-odds' does not play chaos; it plays liars_dice" in proc.stderr
+    assert proc.stderr.strip().count("\n") == 0 and "Traceback" not in proc.stderr
+    assert not (league / "matches").exists()
 
 
 def test_a_bot_that_outlives_end_is_noted_in_the_verdict_and_the_summary(tmp_path, bot_copy):
