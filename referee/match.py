@@ -654,7 +654,8 @@ class Match:
                     rnd.fatal.append(seat)
                     rnd.faulted = True
                 elif now >= deadline[seat]:
-                    hint = silence_hint(bot) if bot.bytes_out == s.ready_bytes else ""
+                    silent = bot.inbuf or bot.bytes_out == s.ready_bytes
+                    hint = silence_hint(bot) if silent else ""
                     rnd.faults[seat] = self.judge.no_reply(seat, step, hint)
                     rnd.faulted = True
                 else:

@@ -75,6 +75,25 @@ def test_a_silent_first_turn_names_the_missing_flush(tmp_path, bot_copy):
     assert "nothing was read from its stdout (is it flushed after each line?)" in fault["detail"]
 
 
+def test_a_reply_without_its_newline_is_named(tmp_path, bot_copy):
+    proc, _ = newcomer(
+        tmp_path,
+        bot_copy,
+        "no_newline",
+        "--move-timeout",
+        "0.3",
+        "--time-bank",
+        "0",
+        "--max-faults",
+        "1",
+        json_out=True,
+    )
+    assert proc.returncode == 0, proc.stderr
+    fault = json.loads(proc.stdout)["seats"][0]["verdict"]["faults"][0]
+    assert (fault["round"], fault["kind"]) == (1, "timeout")
+    assert "33 bytes arrived without a newline (end each line with \\n)" in fault["detail"]
+
+
 def test_a_debug_line_on_stdout_is_shown_with_the_hint(tmp_path, bot_copy):
     proc, _ = newcomer(tmp_path, bot_copy, "debug")
     assert proc.returncode == 0, proc.stderr

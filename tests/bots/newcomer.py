@@ -6,6 +6,7 @@ usage: newcomer.py MODE
   unflushed   never flushes stdout: the ready message stays in its buffer
   turn_unflushed  flushes the ready message, never a reply
   debug       prints a debug line on stdout before its reply to round 2
+  no_newline  answers round 1 without the newline at the end of the line
   linger      plays, then ignores "end" and stays alive
 Plays "rock" otherwise, echoing the round. Standard library only.
 """
@@ -31,7 +32,8 @@ for line in sys.stdin:
         print(moves["rock"])
     if mode == "debug" and r == 2:
         out.write(f"thinking about round {r}: my opponent played rock twice in a row\n")
-    out.write(json.dumps({"round": r, "real_move": "rock"}) + "\n")
+    end = "" if mode == "no_newline" else "\n"
+    out.write(json.dumps({"round": r, "real_move": "rock"}) + end)
     if mode not in ("unflushed", "turn_unflushed"):
         out.flush()
 if mode == "linger":
