@@ -118,12 +118,17 @@ def run_match(args: argparse.Namespace) -> int:
     import trio
 
     from .bot_command import BotSpec, resolve_command
+    from .catalog import refuse_wrong_game
     from .errors import SandboxFailure, UsageError
     from .games import GAMES
     from .match import MatchConfig, random_seed
     from .match import run_match as play_match
 
     game = "roshambo" if args.classic else args.game
+    if game in GAMES:
+        wrong = refuse_wrong_game(args.bots, game)
+        if wrong is not None:
+            raise CliError(wrong)
     try:
         argvs = [resolve_command(text) for text in args.bots]
     except UsageError as exc:
@@ -182,6 +187,7 @@ def run_match(args: argparse.Namespace) -> int:
     if show:
         from rich.console import Console
 
+        from .explain import seat_notes
         from .ui import result_table, winner_line
 
         out = Console()
@@ -199,9 +205,15 @@ def run_match(args: argparse.Namespace) -> int:
             f", seed {seed}, containment {layer}"
         )
         for f in outcome.faults[:20]:
-            out.print(f"fault: {word} {f.round} seat {f.seat} {f.kind}: {f.detail}")
+            out.print(
+                f"fault: {word} {f.round} seat {f.seat} {f.kind}: {f.detail}",
+                markup=False,
+                highlight=False,
+            )
         if len(outcome.faults) > 20:
             out.print(f"... and {len(outcome.faults) - 20} more faults (see the replay)")
+        for line in seat_notes(labels, outcome.verdicts, outcome.stderr_logs):
+            out.print(line, markup=False, highlight=False)
         if replay:
             out.print(f"Replay: {replay}")
     if args.json:

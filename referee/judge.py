@@ -104,9 +104,9 @@ class Judge:
         clock.took(took)
         return None
 
-    def no_reply(self, seat: int, step: int) -> Fault:
-        """The seat's deadline passed without a reply."""
-        return self.fault(seat, step, FaultKind.TIMEOUT, self.clocks[seat].silent())
+    def no_reply(self, seat: int, step: int, hint: str = "") -> Fault:
+        """The seat's deadline passed without a reply; ``hint`` says what was seen."""
+        return self.fault(seat, step, FaultKind.TIMEOUT, self.clocks[seat].silent() + hint)
 
     def must_go(self, asked: Iterable[int], step: int, fatal: Sequence[int]) -> list[int]:
         """After a step's faults: the seats to disqualify now. ``fatal`` are those

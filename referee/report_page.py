@@ -17,6 +17,7 @@ from typing import Any
 
 import msgspec
 
+from .explain import tail_lines
 from .replay import Event, Footer, Header
 
 # Seat colours: seats 0 and 1 match the stylesheet's --seat0 and --seat1.
@@ -56,6 +57,23 @@ def fault_place(step: int, word: str, places: Mapping[int, str]) -> str:
     """ "turn 14 (round 3)": a step in the game's own words."""
     where = places.get(step, "")
     return f"{word} {step}" + (f" ({where})" if where else "")
+
+
+def stderr_html(labels: Sequence[str], verdicts: Sequence[Any]) -> str:
+    """For each seat that faulted or wrote to stderr: the last lines of its stderr,
+    folded; and the note of a bot the referee had to kill after ``end``."""
+    out = ""
+    for seat, (label, v) in enumerate(zip(labels, verdicts, strict=False)):
+        note = v.extra.get("after_end")
+        if note:
+            out += f'<div class="bad">seat {seat} ({e(label)}): {e(note)}</div>'
+        tail = tail_lines(v.stderr_tail or v.stderr_head)
+        if tail and (v.status != "ok" or v.stderr_bytes):
+            out += (
+                f"<details><summary>seat {seat} ({e(label)}) stderr, last {len(tail)} "
+                f"lines</summary><pre>{e(chr(10).join(tail))}</pre></details>"
+            )
+    return out
 
 
 def summary_html(
@@ -136,6 +154,7 @@ def summary_html(
                 f'<details id="faults"{shown}><summary class="bad">'
                 f"{plural(len(footer.faults), 'fault')}</summary><ul>{items}</ul></details>"
             )
+        result_line += stderr_html(labels, footer.verdicts)
     else:
         result_line = (
             '<div class="result bad">Incomplete replay: no footer after '

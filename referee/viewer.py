@@ -22,6 +22,7 @@ from rich.table import Table
 from rich.text import Text
 
 from .errors import ReplayError
+from .explain import seat_notes, stderr_log_path
 from .faults import FaultRecord
 from .replay_view import BUCKETS, SEAT_STYLES, OtherGame, ViewData, load_view
 from .report_page import Plot
@@ -118,8 +119,9 @@ def _fmt(value: Any) -> str:
     return str(value)
 
 
-def summary(data: ViewData | Walk) -> Group:
-    """The header, the result table and the faults, in the game's own words."""
+def summary(data: ViewData | Walk, replay: Path | None = None) -> Group:
+    """The header, the result table and the faults, in the game's own words; with
+    ``replay``, also where each seat's stderr log lies next to it."""
     h = data.header
     labels = data.labels
     if isinstance(data, Walk):
@@ -188,6 +190,14 @@ def summary(data: ViewData | Walk) -> Group:
             lines.append(Text(f"fault: {where(f.round)} seat {f.seat} {f.kind}: {f.detail}", "red"))
         if len(footer.faults) > len(shown):
             lines.append(Text(f"... {len(footer.faults) - len(shown)} more faults", "red"))
+        logs = [
+            str(log)
+            if replay is not None and (log := stderr_log_path(replay, seat)).exists()
+            else None
+            for seat in range(len(footer.verdicts))
+        ]
+        for note in seat_notes(labels, footer.verdicts, logs):
+            lines.append(Text(note))
     else:
         lines.append(
             Text(
@@ -418,7 +428,7 @@ def run(args: argparse.Namespace) -> int:
         if args.html:
             page = render_walk(walked, verify_summary(path))
             return _write(args.html, page, walked.recorded, walked.word, started)
-        console.print(summary(walked))
+        console.print(summary(walked, path))
         width = max(20, min(args.width, 400))
         for plot in report_for(walked.header.game).plots(walked):
             if len(plot.xs) > 1:
@@ -441,7 +451,7 @@ def run(args: argparse.Namespace) -> int:
         page = render_html(data, verify_summary(path))
         return _write(args.html, page, data.rounds, "round", started)
     width = max(20, min(args.width, 400))
-    console.print(summary(data))
+    console.print(summary(data, path))
     console.print()
     console.print(score_chart(data, width=width))
     if args.rounds is not None:

@@ -292,7 +292,10 @@ def test_rerun_reports_first_divergence_and_changed_files(tmp_path: Path) -> Non
     assert proc.returncode == 4, proc.stdout + proc.stderr
     assert "seat 0 a: FILES CHANGED" in proc.stdout
     assert "seat 1 b: files unchanged" in proc.stdout
-    assert "DIFFERENT: round 150, seat 0, act:" in proc.stdout
+    different = next(line for line in proc.stdout.splitlines() if "DIFFERENT" in line)
+    assert different.startswith("DIFFERENT: round 150: seat 0's action differs: "), different
+    assert "shadow_move nothing in the record" in different
+    assert "shadow_request false in the record, true in the rerun" in different
     assert "after 149 identical rounds" in proc.stdout
 
 

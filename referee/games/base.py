@@ -90,6 +90,10 @@ class Game(abc.ABC, Generic[StateT]):
     step_word: ClassVar[str] = "round"
     # - what ``referee match --rounds N`` sets in this game, for its help.
     rounds_means: ClassVar[str] = "rounds"
+    # - the Structs its JSON Schemas are generated from (protocol/schemas), when the
+    #   game accepts fewer values than the Structs it decodes with (None: those).
+    schema_observation_type: ClassVar[type[msgspec.Struct] | None] = None
+    schema_action_type: ClassVar[type[msgspec.Struct] | None] = None
 
     def length(self) -> int:
         """The number of steps the game is planned to last; 0 when it is not known in

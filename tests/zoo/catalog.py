@@ -286,8 +286,9 @@ ZOO: tuple[ZooBot, ...] = (
     ZooBot(
         "stdout_flood",
         _py("stdout_flood.py"),
-        _always(fatal("unsolicited_output", "output_limit", round=None)),
-        note="the extra lines may be charged to round 3 or to round 4, already asked",
+        _always(fatal("protocol_error", round=4)),
+        note="the extra lines answer rounds 4, 5 and 6, in order, with round 3: three "
+        "protocol errors",
     ),
     ZooBot("long_line", _py("long_line.py"), _always(fatal("line_too_long"))),
     ZooBot(
