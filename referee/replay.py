@@ -31,6 +31,13 @@ FORMAT_VERSION = 1
 HASH_HEX = 32  # digits of sha256 kept per line: 128 bits is ample for tamper evidence
 _H_PREFIX = b',"h":"'
 _H_SUFFIX_LEN = len(_H_PREFIX) + HASH_HEX + 2  # ,"h":"<hex>"}
+# How a league, a ladder or a paired run stores its replays: gzip (the default, where
+# thousands of replays pile up) or plain JSON Lines.
+REPLAY_FORMATS = ("gz", "jsonl")
+DEFAULT_LEAGUE_FORMAT = "gz"
+# The deflate level of gzip replays: the cheapest level within 10% of the best size
+# (bench/replay_size.py, docs/performance.md).
+GZIP_LEVEL = 6
 
 
 class BotInfo(msgspec.Struct, omit_defaults=True):
@@ -121,6 +128,13 @@ def unseal(line: bytes) -> tuple[bytes, bytes] | None:
     return line[:cut] + b"}", h
 
 
+def replay_suffix(replay_format: str) -> str:
+    """The file name ending of a replay in ``replay_format`` (one of REPLAY_FORMATS)."""
+    if replay_format not in REPLAY_FORMATS:
+        raise ValueError(f"replay format must be one of {', '.join(REPLAY_FORMATS)}")
+    return ".jsonl.gz" if replay_format == "gz" else ".jsonl"
+
+
 def utc_now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
@@ -142,7 +156,7 @@ class ReplayWriter:
             self._raw = open(path, "wb", buffering=1 << 20)  # noqa: SIM115 (closed in close())
             if path.suffix == ".gz":
                 # A sync flush every so often keeps the prefix decompressible.
-                self._gz = zlib.compressobj(6, zlib.DEFLATED, 31)
+                self._gz = zlib.compressobj(GZIP_LEVEL, zlib.DEFLATED, 31)
         self.lines = 0
 
     def write(self, record: Record) -> bytes:

@@ -434,11 +434,7 @@ def build_app(site: Site) -> Starlette:
         row = _match(request)
         if not row.replay or not (site.dir / row.replay).is_file():
             raise HTTPException(404, "this match has no replay (yet)")
-        return FileResponse(
-            site.dir / row.replay,
-            media_type="application/x-ndjson",
-            filename=f"match-{row.id}.jsonl",
-        )
+        return replay_response(site.dir / row.replay, f"match-{row.id}.jsonl")
 
     async def match_viewer(request: Request) -> Response:
         row = _match(request)
@@ -612,12 +608,15 @@ def build_app(site: Site) -> Starlette:
         mid = request.path_params["mid"]
         if not all(c.isalnum() or c in "-_" for c in mid):
             raise HTTPException(404, "no such finals match")
-        path = site.dir / "finals" / "replays" / f"{mid}.jsonl"
-        if site.finals is None or not path.is_file():
+        found = [
+            site.dir / "finals" / "replays" / f"{mid}{suffix}" for suffix in (".jsonl.gz", ".jsonl")
+        ]
+        path = next((p for p in found if p.is_file()), None)
+        if site.finals is None or path is None:
             raise HTTPException(404, "no such finals match")
         html = await trio.to_thread.run_sync(_viewer_html, path)
         if html is None:
-            return FileResponse(path, media_type="application/x-ndjson")
+            return replay_response(path, f"{mid}.jsonl")
         return HTMLResponse(html)
 
     async def api_finals(request: Request) -> Response:
@@ -658,6 +657,16 @@ def build_app(site: Site) -> Starlette:
         Route("/api/finals", api_finals),
     ]
     return Starlette(routes=routes, exception_handlers={HTTPException: http_error})
+
+
+def replay_response(path: Path, filename: str) -> Response:
+    """A replay file as stored: a gzip one is sent with ``Content-Encoding: gzip``, so
+    a browser or an HTTP client saves the JSON Lines (and ``referee verify`` reads
+    either, should a client keep the gzip bytes)."""
+    with open(path, "rb") as f:
+        packed = f.read(2) == b"\x1f\x8b"
+    headers = {"Content-Encoding": "gzip"} if packed else None
+    return FileResponse(path, media_type="application/x-ndjson", filename=filename, headers=headers)
 
 
 def _verify(path: Path) -> str:
