@@ -1,8 +1,8 @@
 """Replay size and cost: the gzip level, bytes per round, the record's CPU.
 
     python bench/replay_size.py levels FILE...     # gzip levels 1..9 on replays
-    python bench/replay_size.py sizes [--rounds N] # bytes per round, three games
-    python bench/replay_size.py cpu [--pairs N]    # a match's CPU with and without replay
+    python bench/replay_size.py sizes [--tree DIR] # bytes per round, three games
+    python bench/replay_size.py cpu [--before DIR] # the referee's CPU, with and without replay
 
 ``levels`` compresses each replay as ``ReplayWriter`` does (line by line, a sync
 flush every ``FLUSH_EVERY`` lines, a final flush) at every level and reports the
@@ -10,9 +10,12 @@ CPU it took, scaled to 10,000 rounds, and the size; the level to use is the
 cheapest one within 10% of the best size. ``sizes`` plays one match of Chaos
 League, RoShamBo and Liar's Dice with sample bots and reports the bytes per step of
 the replay, plain and gzip (the decompressed lines too: what a reader sees).
-``cpu`` alternates matches with a replay and without one (pairs of runs, so a load
-that changes over time hits both alike) and reports the referee's CPU per round.
-Sizes do not depend on the machine's load; CPU figures do, less so as pairs.
+``cpu`` alternates matches with a replay and without one (and, with ``--before``,
+with an earlier checkout's replay), so a load that changes over time hits all
+alike, and reports the referee's CPU per round. ``--tree``/``--before`` name the
+source of another referee (``git archive REV | tar -x -C DIR``); it runs with this
+checkout's Python packages. Sizes do not depend on the machine's load; CPU
+figures do, less so paired.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -84,59 +88,78 @@ def levels(files: list[Path], repeat: int) -> None:
         print(f"cheapest within 10% of the best size ({best}): level {pick[0]}\n")
 
 
-def play(game: str, replay: Path, rounds: int | None, extra: list[str]) -> None:
-    argv = [sys.executable, "-m", "referee", "match", *MATCHES[game], *extra]
+def referee_argv(tree: Path | None) -> tuple[list[str], dict[str, str] | None]:
+    """How to run ``referee``: this checkout's, or the one whose source is in
+    ``tree`` (e.g. an earlier commit unpacked with ``git archive``)."""
+    if tree is None:
+        return [sys.executable, "-m", "referee"], None
+    env = dict(os.environ, PYTHONPATH=str(tree))
+    return [sys.executable, "-m", "referee"], env
+
+
+def play(game: str, replay: Path | None, rounds: int | None, tree: Path | None) -> dict:
+    base, env = referee_argv(tree)
+    argv = [*base, "match", *MATCHES[game], "--json", "--quiet"]
     if rounds is not None and game != "liars_dice":
         argv += ["--rounds", str(rounds)]
-    argv += ["--replay", str(replay), "--json"] if replay.name else ["--json"]
-    done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, check=False)
+    argv += ["--replay", str(replay)] if replay is not None else ["--no-replay"]
+    done = subprocess.run(argv, cwd=tree or ROOT, capture_output=True, text=True, env=env)
     if done.returncode not in (0, 3):
         raise SystemExit(f"{game}: {done.stderr[-2000:]}")
+    result: dict = json.loads(done.stdout)
+    return result
 
 
-def sizes(rounds: int | None) -> None:
-    print("game         steps  plain B/step  gzip B/step  read back B/step")
+def sizes(rounds: int | None, tree: Path | None) -> None:
+    """Per step: the files (header and footer included), the step lines alone as
+    stored, and the step lines as read back (in full)."""
+    print("game         steps  file B/step  gzip file B/step  step line B  read back B")
     with tempfile.TemporaryDirectory() as tmp:
         for game in MATCHES:
             plain = Path(tmp) / f"{game}.jsonl"
             packed = Path(tmp) / f"{game}.jsonl.gz"
-            play(game, plain, rounds, [])
-            play(game, packed, rounds, [])
-            lines = list(iter_lines(plain))
-            steps = max(1, steps_in(lines))
-            read_back = sum(map(len, lines))
+            play(game, plain, rounds, tree)
+            play(game, packed, rounds, tree)
+            stored = plain.read_bytes().splitlines(keepends=True)
+            steps = max(1, steps_in(stored))
+            step_bytes = sum(len(x) for x in stored if x.startswith(b'{"type":"step"'))
+            full = [x for x in iter_lines(plain) if x.startswith(b'{"type":"step"')]
             print(
-                f"{game:11s} {steps:6d} {plain.stat().st_size / steps:13.1f}"
-                f" {packed.stat().st_size / steps:12.1f} {read_back / steps:17.1f}"
+                f"{game:11s} {steps:6d} {plain.stat().st_size / steps:12.1f}"
+                f" {packed.stat().st_size / steps:17.1f} {step_bytes / steps:12.1f}"
+                f" {sum(map(len, full)) / steps:11.1f}"
             )
 
 
-def cpu(pairs: int, rounds: int) -> None:
-    """The referee's own CPU per round (bots excluded: ``--json`` reports it), with
-    and without a replay, alternating."""
-    with_replay: list[float] = []
-    without: list[float] = []
+def cpu(pairs: int, rounds: int, before: Path | None) -> None:
+    """The referee's own CPU per round (bots excluded: ``--json`` reports the rounds'
+    and the end's CPU of the referee process), with a gzip replay and without one,
+    and (``before``) with the replay of an earlier checkout, in alternating order."""
+    variants: list[tuple[str, bool, Path | None]] = [
+        ("gzip replay", True, None),
+        ("no replay", False, None),
+    ]
+    if before is not None:
+        variants.append(("gzip replay, before", True, before))
+    cpu_us: dict[str, list[float]] = {label: [] for label, _, _ in variants}
     with tempfile.TemporaryDirectory() as tmp:
         for i in range(pairs):
-            for record in (i % 2 == 0, i % 2 != 0):
-                target = with_replay if record else without
-                replay = Path(tmp) / f"m{i}.jsonl.gz"
-                argv = [sys.executable, "-m", "referee", "match", *MATCHES["chaos"]]
-                argv += ["--rounds", str(rounds), "--json", "--no-idle-poll"]
-                argv += ["--replay", str(replay)] if record else ["--no-replay"]
-                done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True)
-                if done.returncode not in (0, 3):
-                    raise SystemExit(done.stderr[-2000:])
-                result = json.loads(done.stdout)
-                ref = result["referee"]
-                # The rounds (the record is written one step late, while the bots
+            order = variants if i % 2 == 0 else variants[::-1]
+            for label, record, tree in order:
+                replay = Path(tmp) / f"m{i}.jsonl.gz" if record else None
+                ref = play("chaos", replay, rounds, tree)["referee"]
+                # The rounds (each record is written one step late, while the bots
                 # think) and the end of the match (the last records, the flush).
-                target.append((ref["play_cpu_s"] + ref["finish_cpu_s"]) / rounds * 1e6)
-    diffs = [a - b for a, b in zip(with_replay, without, strict=True)]
-    print(f"{pairs} pairs of {rounds}-round Chaos League matches (gzip replay vs none)")
-    print(f"with replay:    median {statistics.median(with_replay):.2f} us/round")
-    print(f"without:        median {statistics.median(without):.2f} us/round")
-    print(f"paired difference: median {statistics.median(diffs):+.2f} us/round")
+                cpu_us[label].append((ref["play_cpu_s"] + ref["finish_cpu_s"]) / rounds * 1e6)
+    print(f"{pairs} runs of each, {rounds}-round Chaos League matches, alternating")
+    base = cpu_us["gzip replay"]
+    for label, values in cpu_us.items():
+        diffs = [v - b for v, b in zip(values, base, strict=True)]
+        print(
+            f"{label:22s} median {statistics.median(values):6.2f} us/round, "
+            f"min {min(values):6.2f}; paired difference to gzip replay: "
+            f"median {statistics.median(diffs):+6.2f}"
+        )
 
 
 def main() -> None:
@@ -147,16 +170,18 @@ def main() -> None:
     lv.add_argument("--repeat", type=int, default=5)
     sz = sub.add_parser("sizes")
     sz.add_argument("--rounds", type=int, default=None)
+    sz.add_argument("--tree", type=Path, help="run the referee whose source is in TREE")
     cp = sub.add_parser("cpu")
     cp.add_argument("--pairs", type=int, default=10)
     cp.add_argument("--rounds", type=int, default=10_000)
+    cp.add_argument("--before", type=Path, help="also time the referee whose source is here")
     args = p.parse_args()
     if args.what == "levels":
         levels(args.files, args.repeat)
     elif args.what == "sizes":
-        sizes(args.rounds)
+        sizes(args.rounds, args.tree)
     else:
-        cpu(args.pairs, args.rounds)
+        cpu(args.pairs, args.rounds, args.before)
 
 
 if __name__ == "__main__":

@@ -454,6 +454,10 @@ class _Expander:
         self.actions = LeanActions(game.action_type, game.step_echo)
         self.encode = msgspec.json.Encoder().encode
         self.decode_action = msgspec.json.Decoder(game.action_type).decode
+        names = game.action_type.__struct_fields__
+        self.echo = game.step_echo if game.step_echo in names else None
+        # A lean action's bytes -> (the action, whether the echo field takes n).
+        self._memo: dict[bytes, tuple[Any, bool]] = {}
         self.last_step = 0
         self.deferred: list[Event] = []
         self.lost = False  # the rules could not follow the file: pass lines on
@@ -523,13 +527,23 @@ class _Expander:
         one (kept as it is: the verifier names it)."""
         if raw == _NULL:
             return None
-        try:
-            fields = msgspec.json.decode(raw)
-            if not isinstance(fields, dict):
+        known = self._memo.get(raw)
+        if known is None:
+            try:
+                fields = msgspec.json.decode(raw)
+                if not isinstance(fields, dict):
+                    return None
+                # The step number goes in below: one entry serves every step.
+                action = self.actions.restore(fields, 0)
+            except (ValueError, RecursionError):
                 return None
-            return self.actions.restore(fields, n)
-        except (ValueError, RecursionError):
-            return None
+            known = (action, self.echo is not None and self.echo not in fields)
+            if len(self._memo) < LeanActions.MEMO_SIZE:
+                self._memo[raw] = known
+        action, echoed = known
+        if echoed:
+            return msgspec.structs.replace(action, **{self.echo: n})  # type: ignore[arg-type]
+        return action
 
     def _canonical(self, raw: bytes) -> Any:
         if raw == _NULL:
