@@ -3,6 +3,7 @@
     python bench/replay_size.py levels FILE...     # gzip levels 1..9 on replays
     python bench/replay_size.py sizes [--tree DIR] # bytes per round, three games
     python bench/replay_size.py cpu [--before DIR] # the referee's CPU, with and without replay
+    python bench/replay_size.py league OUT         # a league's replays, against format 1.0
 
 ``levels`` compresses each replay as ``ReplayWriter`` does (line by line, a sync
 flush every ``FLUSH_EVERY`` lines, a final flush) at every level and reports the
@@ -162,6 +163,25 @@ def cpu(pairs: int, rounds: int, before: Path | None) -> None:
         )
 
 
+def league(out: Path) -> None:
+    """A league's replays on disk against the same matches in format 1.0, plain (the
+    lines as read back are exactly those, but for the header's format_minor)."""
+    stored = full = steps = 0
+    files = sorted(p for p in (out / "replays").glob("*.jsonl*") if ".part." not in p.name)
+    for path in files:
+        stored += path.stat().st_size
+        for line in iter_lines(path):
+            if line.startswith(b'{"type":"step"'):
+                steps += 1
+            elif line.startswith(b'{"type":"header"'):
+                line = line.replace(b',"format_minor":1', b"")
+            full += len(line)
+    print(f"{len(files)} replays, {steps} rounds")
+    print(f"on disk:                   {stored:12,d} bytes, {stored / steps:6.1f} B/round")
+    print(f"format 1.0, plain (before): {full:12,d} bytes, {full / steps:6.1f} B/round")
+    print(f"ratio: {stored / full:.3f}")
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = p.add_subparsers(dest="what", required=True)
@@ -175,9 +195,13 @@ def main() -> None:
     cp.add_argument("--pairs", type=int, default=10)
     cp.add_argument("--rounds", type=int, default=10_000)
     cp.add_argument("--before", type=Path, help="also time the referee whose source is here")
+    lg = sub.add_parser("league")
+    lg.add_argument("out", type=Path, help="a tournament's output directory")
     args = p.parse_args()
     if args.what == "levels":
         levels(args.files, args.repeat)
+    elif args.what == "league":
+        league(args.out)
     elif args.what == "sizes":
         sizes(args.rounds, args.tree)
     else:
