@@ -176,7 +176,7 @@ class Match:
         for s, seat_faults in zip(self.seats, self.judge.seat_faults, strict=True):
             s.verdict.faults = seat_faults
         try:
-            self.writer = ReplayWriter(Path(cfg.replay) if cfg.replay else None)
+            self.writer = ReplayWriter(Path(cfg.replay) if cfg.replay else None, game=self.game)
         except OSError as exc:
             raise UsageError(
                 f"cannot write the replay {cfg.replay}: {exc.strerror or exc}"
@@ -298,6 +298,7 @@ class Match:
         return Header(
             format=FORMAT_NAME,
             format_version=FORMAT_VERSION,
+            format_minor=self.writer.format_minor,
             protocol=PROTOCOL_VERSION,
             referee_version=__version__,
             game=self.game.name,

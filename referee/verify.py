@@ -27,6 +27,7 @@ from .faults import ROUND_FAULTS, Fault, FaultKind, worst_status
 from .games import GAMES, Game
 from .judge import Judge, is_fatal
 from .replay import (
+    FORMAT_MINOR,
     FORMAT_NAME,
     FORMAT_VERSION,
     Event,
@@ -34,7 +35,9 @@ from .replay import (
     GzipNote,
     Header,
     chain_line,
+    expand_lines,
     read_lines,
+    rebuild_game,
     unseal,
 )
 
@@ -197,19 +200,6 @@ def _named(struct_type: type[msgspec.Struct], raw: bytes) -> Any:
     return value
 
 
-def _rebuild(cls: type[Game[Any]], seats: int, params: dict[str, Any]) -> Game[Any]:
-    """The game a header describes; its parameters must come back unchanged."""
-    try:
-        game = cls.create(seats, dict(params))
-    except NotImplementedError:  # a game without ``create``: its constructor's keywords
-        game = cls.from_params(params)
-    if game.params() != params:
-        raise ValueError(f"{params} rebuild as {game.params()}")
-    if game.seats != seats:
-        raise ValueError(f"{seats} bots recorded, the game has {game.seats} seats")
-    return game
-
-
 class _Verifier:
     """State of one pass over the lines; see ``verify_replay``."""
 
@@ -305,19 +295,19 @@ class _Verifier:
         if header.format != FORMAT_NAME:
             self.fatal(number, f"not a replay: format {header.format!r}")
             return
-        if header.format_version != FORMAT_VERSION:
+        if header.format_version != FORMAT_VERSION or header.format_minor > FORMAT_MINOR:
             self.fatal(
                 number,
-                f"replay format version {header.format_version}; this referee reads "
-                f"version {FORMAT_VERSION}",
+                f"replay format version {header.format_version}.{header.format_minor}; "
+                f"this referee reads versions {FORMAT_VERSION}.0 to "
+                f"{FORMAT_VERSION}.{FORMAT_MINOR}",
             )
             return
-        cls = GAMES.get(header.game)
-        if cls is None:
+        if GAMES.get(header.game) is None:
             self.fatal(number, f"unknown game {header.game!r}")
             return
         try:
-            game = _rebuild(cls, len(header.bots), header.params)
+            game = rebuild_game(header)
         except (TypeError, ValueError) as exc:
             self.fatal(number, f"bad game parameters: {exc}")
             return
@@ -594,11 +584,12 @@ class _Verifier:
 
 def verify_replay(lines: Iterable[bytes]) -> VerifyReport:
     """Re-check a replay given as its lines (bytes, each ending in ``\\n``; a last
-    line without one is taken as cut off by a killed writer). Pure: no I/O."""
+    line without one is taken as cut off by a killed writer), as stored or as read
+    back (a lean replay's steps are expanded first: ``expand_lines``). Pure: no I/O."""
     v = _Verifier()
     cut = False
     number = 0
-    for raw in lines:
+    for raw in expand_lines(lines):
         if cut:  # only the last line may lack its newline
             v.problem(FORMAT, number, None, f"line {number} has no line end")
             cut = False
@@ -645,7 +636,7 @@ def run(args: argparse.Namespace) -> int:
     note = GzipNote()
     try:
         with open(path, "rb") as f:
-            report = verify_replay(read_lines(f, keep_cut=True, note=note))
+            report = verify_replay(read_lines(f, keep_cut=True, note=note, expand=False))
     except OSError as exc:
         raise CliError(f"cannot read {path}: {exc.strerror or exc}", EXIT_BAD_REPLAY) from None
     if note.bad:

@@ -228,14 +228,17 @@ def test_bot_failing_the_handshake_exits_3_with_a_recorded_forfeit(tmp_path):
     assert [(f["round"], f["seat"], f["kind"]) for f in footer["faults"]] == [(0, 0, "handshake")]
 
 
-def test_referee_killed_mid_match_leaves_a_readable_prefix_and_no_bots(tmp_path, bot_copy):
+@pytest.mark.parametrize("name", ["killed.jsonl", "killed.jsonl.gz"])
+def test_referee_killed_mid_match_leaves_a_readable_prefix_and_no_bots(tmp_path, bot_copy, name):
     import os
     import signal
     import subprocess
     import time
 
     steady = bot_copy("steady.py")
-    replay = tmp_path / "killed.jsonl"
+    replay = tmp_path / name
+    # Well under way: a few thousand rounds (gzip stores a round in a few dozen bytes).
+    under_way = 20_000 if name.endswith(".gz") else 200_000
     proc = subprocess.Popen(
         [
             sys.executable,
@@ -255,9 +258,8 @@ def test_referee_killed_mid_match_leaves_a_readable_prefix_and_no_bots(tmp_path,
     )
     try:
         deadline = time.monotonic() + 60
-        # Wait until the match is well under way: the replay has grown past 200 kB.
         while time.monotonic() < deadline:
-            if replay.exists() and replay.stat().st_size > 200_000:
+            if replay.exists() and replay.stat().st_size > under_way:
                 break
             assert proc.poll() is None, "the referee ended early"
             time.sleep(0.05)
@@ -278,6 +280,15 @@ def test_referee_killed_mid_match_leaves_a_readable_prefix_and_no_bots(tmp_path,
     assert prefix.footer is None
     assert len(prefix.steps) > 100
     assert [s.n for s in prefix.steps] == list(range(1, len(prefix.steps) + 1))
+    # Every step read back in full: the turn messages the lean file leaves out too.
+    assert all(o is not None for s in prefix.steps for o in s.obs)
+    check = subprocess.run(
+        [sys.executable, "-m", "referee", "verify", str(replay), "--allow-incomplete"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert check.returncode == 0 and check.stdout.startswith("INCOMPLETE: "), check.stdout
 
 
 def test_the_referees_own_cpu_is_reported_apart_from_the_bots(tmp_path, bot_copy):

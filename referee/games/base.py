@@ -95,6 +95,15 @@ class Game(abc.ABC, Generic[StateT]):
     schema_observation_type: ClassVar[type[msgspec.Struct] | None] = None
     schema_action_type: ClassVar[type[msgspec.Struct] | None] = None
 
+    # What a lean replay (protocol/replay-format.md) may leave out:
+    # - whether every turn message follows from the rules, the header's seed and
+    #   the earlier steps (then a replay need not hold it: readers derive it); a game
+    #   whose turns carry randomness the replay does not otherwise hold says False;
+    observations_derivable: ClassVar[bool] = True
+    # - the action field in which a bot may echo the step number it answers (left
+    #   out of the record when it does).
+    step_echo: ClassVar[str | None] = None
+
     def length(self) -> int:
         """The number of steps the game is planned to last; 0 when it is not known in
         advance (e.g. Liar's Dice). For progress bars only."""

@@ -206,6 +206,7 @@ class ChaosLeague(Game[ChaosState]):
     observation_type: ClassVar[type[msgspec.Struct]] = Turn
     outcome_type: ClassVar[type[msgspec.Struct]] = Outcome
     default_steps: ClassVar[int] = 10_000
+    step_echo: ClassVar[str | None] = "round"
     default_final_steps: ClassVar[int | None] = 20_000  # the rules: 15,000-20,000
     default_tokens: ClassVar[int] = 50
     moves: tuple[str, ...] = MOVES

@@ -188,6 +188,7 @@ class Ctm(Game[CtmState]):
     action_type: ClassVar[type[msgspec.Struct]] = Action
     observation_type: ClassVar[type[msgspec.Struct]] = Turn
     outcome_type: ClassVar[type[msgspec.Struct]] = Outcome
+    step_echo: ClassVar[str | None] = "step"
     default_steps: ClassVar[int] = 8
     default_games: ClassVar[int] = 2
     # Four steps (commit, reveal, commit, reveal) make one game of the match.

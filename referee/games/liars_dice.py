@@ -171,6 +171,7 @@ class LiarsDice(Game[LiarsDiceState]):
     action_type: ClassVar[type[msgspec.Struct]] = Action
     observation_type: ClassVar[type[msgspec.Struct]] = Turn
     outcome_type: ClassVar[type[msgspec.Struct]] = Outcome
+    step_echo: ClassVar[str | None] = "step"
     default_steps: ClassVar[int] = 0  # unknown in advance
     default_dice: ClassVar[int] = 5
     default_max_rounds: ClassVar[int] = 1000

@@ -168,6 +168,7 @@ class RockPaperStuff(Game[RpsState]):
     action_type: ClassVar[type[msgspec.Struct]] = Action
     observation_type: ClassVar[type[msgspec.Struct]] = Turn
     outcome_type: ClassVar[type[msgspec.Struct]] = Trade
+    step_echo: ClassVar[str | None] = "step"
     default_steps: ClassVar[int] = 100
     default_skin_bytes: ClassVar[int] = 1024
     step_word: ClassVar[str] = "trade"
