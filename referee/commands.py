@@ -204,9 +204,15 @@ def run_match(args: argparse.Namespace) -> int:
             f"{outcome.result.steps:,} {word}s in {outcome.wall_s:.2f} s ({rate:,.0f} {word}s/s)"
             f", seed {seed}, containment {layer}"
         )
+        places: dict[int, str] = {}
+        if outcome.faults and replay:
+            from .step_report import fault_places
+
+            places = fault_places(Path(replay))
         for f in outcome.faults[:20]:
+            where = f" ({places[f.round]})" if f.round in places else ""
             out.print(
-                f"fault: {word} {f.round} seat {f.seat} {f.kind}: {f.detail}",
+                f"fault: {word} {f.round}{where} seat {f.seat} {f.kind}: {f.detail}",
                 markup=False,
                 highlight=False,
             )

@@ -167,6 +167,23 @@ def _replay_step(result: Walk, record: Step, decode_action: Any) -> None:
     )
 
 
+def fault_places(path: Path) -> dict[int, str]:
+    """Where each step of the replay at ``path`` falls in its game's own units
+    ("round 3"), for fault lines; empty for a game whose step number says it all
+    (it has no ``place``: nothing is re-played) or a replay that cannot be read."""
+    try:
+        header = next(r for _line, r in iter_records(path, decode_record))
+    except (ReplayError, StopIteration):
+        return {}
+    cls = GAMES.get(header.game) if isinstance(header, Header) else None
+    if cls is None or cls.place is Game.place:
+        return {}
+    try:
+        return walk(path).places
+    except ReplayError:
+        return {}
+
+
 def verify_summary(path: Path) -> str:
     """``referee verify``'s one line for the replay at ``path``."""
     from .verify import verify_replay
