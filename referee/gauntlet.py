@@ -40,6 +40,7 @@ from .pairs import (
     resolve_side,
     run_session,
 )
+from .replay import DEFAULT_LEAGUE_FORMAT
 from .stats.rating import rate_against_pool
 
 POOLS_DIR = Path(__file__).resolve().parent / "pools"
@@ -227,6 +228,7 @@ def _start(args: argparse.Namespace) -> PairSession:
     check_containment(settings.get("sandbox"), args.quiet or args.json)
     cfg = PairConfig(
         kind="gauntlet",
+        replay_format=args.replay_format or DEFAULT_LEAGUE_FORMAT,
         seed=args.seed if args.seed is not None else random_seed(),
         test=Side(label=label, argv=argv),
         opponents=opponents,

@@ -141,3 +141,15 @@ def parse_params(items: Sequence[str]) -> dict[str, Any]:
         except ValueError:
             out[key] = value
     return out
+
+
+def add_replay_format_argument(p: argparse.ArgumentParser) -> None:
+    """``--replay-format`` of the commands that write many replays."""
+    from .replay import DEFAULT_LEAGUE_FORMAT, REPLAY_FORMATS
+
+    p.add_argument(
+        "--replay-format",
+        choices=REPLAY_FORMATS,
+        help=f"how replays are stored: gz (gzip, .jsonl.gz) or jsonl (plain); "
+        f"default {DEFAULT_LEAGUE_FORMAT}",
+    )

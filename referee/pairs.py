@@ -30,6 +30,7 @@ import msgspec
 import trio
 
 from .outcome import MatchOutcome
+from .replay import replay_suffix
 
 RUN_FILE = "run.json"
 MATCHES_FILE = "matches.jsonl"
@@ -52,6 +53,7 @@ class PairConfig(msgspec.Struct, frozen=True):
     opponents: list[Side]
     match: dict[str, Any]  # MatchConfig fields (without seed, bot seeds and replay)
     settings: dict[str, Any] = msgspec.field(default_factory=dict)  # the command's own
+    replay_format: str = "gz"  # "gz" (.jsonl.gz) or "jsonl": how replays are stored
 
 
 class MatchRecord(msgspec.Struct, frozen=True):
@@ -124,6 +126,7 @@ class PairSession:
         self.stopped = False  # the stopping rule said stop at len(prefix)
         self.playing: set[tuple[int, str]] = set()
         self.started = time.monotonic()
+        self.replay_suffix = replay_suffix(cfg.replay_format)
 
     # -- the directory -----------------------------------------------------------
 
@@ -195,7 +198,8 @@ class PairSession:
 
     def _replay(self, pair: int, leg: str, part: bool = False) -> Path:
         stem = f"pair-{pair + 1:05d}-{leg}"
-        name = f"{stem}.{self.session}.part.jsonl.gz" if part else f"{stem}.jsonl.gz"
+        suffix = self.replay_suffix
+        name = f"{stem}.{self.session}.part{suffix}" if part else f"{stem}{suffix}"
         return self.out_dir / "replays" / name
 
     def _finish_replay(self, outcome: MatchOutcome, pair: int, leg: str) -> str | None:
@@ -205,9 +209,9 @@ class PairSession:
         final = self._replay(pair, leg)
         with open(produced, "rb") as f:
             compressed = f.read(2) == b"\x1f\x8b"
-        if compressed:
+        if compressed or self.cfg.replay_format != "gz":
             os.replace(produced, final)
-        else:  # a cluster worker sends its replay back uncompressed
+        else:  # a cluster worker of an older referee sends its replay back uncompressed
             with open(produced, "rb") as src, gzip.open(final, "wb") as dst:
                 shutil.copyfileobj(src, dst)
             os.unlink(produced)
@@ -363,7 +367,12 @@ RESULT_OPTIONS = (
 
 def add_match_options(p: Any) -> None:
     """The options of ``referee match`` that make sense for many matches."""
-    from .options import add_limit_arguments, nonneg_int, positive_int
+    from .options import (
+        add_limit_arguments,
+        add_replay_format_argument,
+        nonneg_int,
+        positive_int,
+    )
 
     p.add_argument("--game", default=None, help="chaos (default), roshambo, or another game")
     p.add_argument("--classic", action="store_true", help="same as --game roshambo")
@@ -406,6 +415,7 @@ def add_match_options(p: Any) -> None:
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.add_argument("--quiet", "-q", action="store_true", help="no live display")
     add_limit_arguments(p)
+    add_replay_format_argument(p)
 
 
 def refuse_with_resume(args: Any, extra: Sequence[str] = ()) -> None:
@@ -495,6 +505,8 @@ def open_session(
         session = PairSession.open(Path(args.resume), kind)
     except RunError as exc:
         raise CliError(str(exc)) from None
+    if args.replay_format:  # how the rest is stored; results do not depend on it
+        session.replay_suffix = replay_suffix(args.replay_format)
     check_containment(session.cfg.match.get("sandbox"), args.quiet or args.json)
     return session
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import time
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any, TypeVar
 
@@ -24,13 +24,23 @@ import msgspec
 
 from .errors import ReplayError
 from .faults import FaultRecord, Verdict
-from .games.base import Fault, GameResult
+from .games.base import Fault, Game, GameResult
 
 FORMAT_NAME = "referee-replay"
 FORMAT_VERSION = 1
+# Minor versions of format 1: 0 records every turn message and every action field;
+# 1 ("lean") leaves out what the rules give back (see ``LeanSteps``).
+FORMAT_MINOR = 1
 HASH_HEX = 32  # digits of sha256 kept per line: 128 bits is ample for tamper evidence
 _H_PREFIX = b',"h":"'
 _H_SUFFIX_LEN = len(_H_PREFIX) + HASH_HEX + 2  # ,"h":"<hex>"}
+# How a league, a ladder or a paired run stores its replays: gzip (the default, where
+# thousands of replays pile up) or plain JSON Lines.
+REPLAY_FORMATS = ("gz", "jsonl")
+DEFAULT_LEAGUE_FORMAT = "gz"
+# The deflate level of gzip replays: the cheapest level within 10% of the best size
+# (bench/replay_size.py, docs/performance.md).
+GZIP_LEVEL = 6
 
 
 class BotInfo(msgspec.Struct, omit_defaults=True):
@@ -56,6 +66,7 @@ class Header(msgspec.Struct, tag="header", tag_field="type", omit_defaults=True)
     time: dict[str, int]
     max_faults: int
     containment: dict[str, Any] = msgspec.field(default_factory=dict)
+    format_minor: int = 0  # 1: lean steps (derived fields left out)
     h: str = ""
 
 
@@ -93,6 +104,21 @@ class Footer(msgspec.Struct, tag="footer", tag_field="type", omit_defaults=True)
     h: str = ""
 
 
+class LeanStep(msgspec.Struct, tag="step", tag_field="type", omit_defaults=True, kw_only=True):
+    """A step as a lean replay (format 1.1) stores it: no ``obs`` (the turns as sent are
+    kept as ``sent`` only for a game whose turn messages the rules cannot derive),
+    each action without the fields the rules give back (``LeanActions``). Read
+    back, it is expanded into a ``Step``."""
+
+    n: int
+    sent: list[Any] | None = None  # the turns as sent, only where the rules cannot derive them
+    act: list[Any]
+    us: list[int | None]
+    fault: list[Fault | None]
+    out: Any
+    h: str = ""
+
+
 Record = Header | Step | Event | Footer
 
 _encoder = msgspec.json.Encoder()
@@ -121,15 +147,133 @@ def unseal(line: bytes) -> tuple[bytes, bytes] | None:
     return line[:cut] + b"}", h
 
 
+def replay_suffix(replay_format: str) -> str:
+    """The file name ending of a replay in ``replay_format`` (one of REPLAY_FORMATS)."""
+    if replay_format not in REPLAY_FORMATS:
+        raise ValueError(f"replay format must be one of {', '.join(REPLAY_FORMATS)}")
+    return ".jsonl.gz" if replay_format == "gz" else ".jsonl"
+
+
 def utc_now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
+_ECHOED = object()  # in a LeanActions key: the echo field held the step number
+_REQUIRED = object()  # a field without a default: always recorded
+
+
+def _field_defaults(action_type: type[msgspec.Struct]) -> list[Any]:
+    out = []
+    for f in msgspec.structs.fields(action_type):
+        if f.default is not msgspec.NODEFAULT:
+            out.append(f.default)
+        elif f.default_factory is not msgspec.NODEFAULT:
+            out.append(f.default_factory())
+        else:
+            out.append(_REQUIRED)
+    return out
+
+
+class LeanActions:
+    """A game's actions without the fields the rules give back: a field equal to its
+    default, and the field echoing the step number (``Game.step_echo``) when it
+    holds the step number (a bot that echoes nothing keeps ``"round":null``).
+    ``restore`` turns the lean form back into the canonical encoding."""
+
+    MEMO_SIZE = 4096  # distinct actions remembered (a game's moves are few)
+
+    def __init__(self, action_type: type[msgspec.Struct], step_echo: str | None) -> None:
+        self.action_type = action_type
+        self.names = list(action_type.__struct_fields__)
+        self.defaults = _field_defaults(action_type)
+        self.echo = self.names.index(step_echo) if step_echo in self.names else -1
+        self._memo: dict[Any, msgspec.Raw] = {}
+        self._encode = msgspec.json.Encoder().encode
+
+    def lean(self, action: Any, n: int) -> msgspec.Raw:
+        """The lean encoding of a decoded action of step ``n``."""
+        values = msgspec.structs.astuple(action)
+        echo = self.echo
+        key: tuple[Any, ...] = values
+        if echo >= 0 and type(values[echo]) is int and values[echo] == n:
+            key = (*values[:echo], _ECHOED, *values[echo + 1 :])
+        try:
+            found = self._memo.get(key)
+        except TypeError:  # a list or dict in the action: not hashable, not memoised
+            return msgspec.Raw(self._encode(self._fields(key)))
+        if found is None:
+            found = msgspec.Raw(self._encode(self._fields(key)))
+            if len(self._memo) < self.MEMO_SIZE:
+                self._memo[key] = found
+        return found
+
+    def _fields(self, key: tuple[Any, ...]) -> dict[str, Any]:
+        out = {}
+        for i, (name, value, default) in enumerate(
+            zip(self.names, key, self.defaults, strict=True)
+        ):
+            if value is _ECHOED:
+                continue
+            if i != self.echo and (
+                value is default or (type(value) is type(default) and value == default)
+            ):
+                continue
+            out[name] = value
+        return out
+
+    def restore(self, fields: dict[str, Any], n: int) -> Any:
+        """The action a lean encoding of step ``n`` stands for (ValueError if none)."""
+        full: dict[str, Any] = {}
+        for i, (name, default) in enumerate(zip(self.names, self.defaults, strict=True)):
+            if i == self.echo:
+                full[name] = n
+            elif default is not _REQUIRED:
+                full[name] = default
+        full.update(fields)
+        return msgspec.convert(full, self.action_type)
+
+
+class LeanSteps:
+    """Encodes a step twice: as the lean line the file holds, and in full (every turn
+    message as sent, every action canonical), the bytes its hash seals. A reader
+    expands the lean line back into exactly the full one (``expand_lines``), so
+    the chain proves what each bot was sent although the file does not hold it."""
+
+    def __init__(self, game: Game[Any]) -> None:
+        self.keep_obs = not game.observations_derivable
+        self.actions = LeanActions(game.action_type, game.step_echo)
+        self._encode = msgspec.json.Encoder().encode
+
+    def encode(self, step: Step) -> tuple[bytes, bytes]:
+        """(full body, lean body), both without ``h``."""
+        full = self._encode(step)
+        n = step.n
+        lean_action = self.actions.lean
+        acts = [a if a is None or type(a) is msgspec.Raw else lean_action(a, n) for a in step.act]
+        lean = self._encode(
+            LeanStep(
+                n=n,
+                sent=step.obs if self.keep_obs else None,
+                act=acts,
+                us=step.us,
+                fault=step.fault,
+                out=step.out,
+            )
+        )
+        return full, lean
+
+
 class ReplayWriter:
     """Streams sealed records to a file; flushes at most every ``flush_s`` seconds
-    so a killed referee leaves a recent, readable prefix without a write per step."""
+    so a killed referee leaves a recent, readable prefix without a write per step.
+    Given the game, it writes lean steps (format 1.1: ``LeanSteps``)."""
 
-    def __init__(self, path: Path | None, flush_s: float = 0.25) -> None:
+    def __init__(
+        self, path: Path | None, flush_s: float = 0.25, game: Game[Any] | None = None
+    ) -> None:
+        self._lean = LeanSteps(game) if game is not None else None
+        # The minor format version the header must announce.
+        self.format_minor = FORMAT_MINOR if game is not None else 0
         self.path = path
         self._prev = b""
         self._flush_s = flush_s
@@ -142,14 +286,18 @@ class ReplayWriter:
             self._raw = open(path, "wb", buffering=1 << 20)  # noqa: SIM115 (closed in close())
             if path.suffix == ".gz":
                 # A sync flush every so often keeps the prefix decompressible.
-                self._gz = zlib.compressobj(6, zlib.DEFLATED, 31)
+                self._gz = zlib.compressobj(GZIP_LEVEL, zlib.DEFLATED, 31)
         self.lines = 0
 
     def write(self, record: Record) -> bytes:
         # Called once per step: chain_line and write_sealed inlined (same bytes).
-        body = _encoder.encode(record)
+        if self._lean is not None and type(record) is Step:
+            # The hash seals the full step; the file holds the lean one.
+            body, kept = self._lean.encode(record)
+        else:
+            body = kept = _encoder.encode(record)
         h = hashlib.sha256(self._prev + body).hexdigest()[:HASH_HEX].encode()
-        line = body[:-1] + _H_PREFIX + h + b'"}\n'
+        line = kept[:-1] + _H_PREFIX + h + b'"}\n'
         self._prev = h
         self.lines += 1
         raw = self._raw
@@ -214,13 +362,19 @@ class GzipNote:
 
 
 def read_lines(
-    f: IO[bytes], keep_cut: bool = False, note: GzipNote | None = None
+    f: IO[bytes], keep_cut: bool = False, note: GzipNote | None = None, expand: bool = True
 ) -> Iterator[bytes]:
     """The one reader of replay lines: every complete line (with its newline) of a
-    plain or gzip replay open in ``f``. A last line without its newline (the writer
-    was killed mid-line) is yielded only with ``keep_cut``, so the verifier can say
-    the file was truncated; a truncated or corrupt gzip stream ends the lines
-    quietly, and ``note`` says which."""
+    plain or gzip replay open in ``f``, a lean replay's steps given back in full
+    (``expand_lines``; ``expand=False``: the lines as stored). A last line without
+    its newline (the writer was killed mid-line) is yielded only with ``keep_cut``,
+    so the verifier can say the file was truncated; a truncated or corrupt gzip
+    stream ends the lines quietly, and ``note`` says which."""
+    lines = _stored_lines(f, keep_cut, note)
+    return expand_lines(lines) if expand else lines
+
+
+def _stored_lines(f: IO[bytes], keep_cut: bool, note: GzipNote | None) -> Iterator[bytes]:
     magic = f.read(2)
     f.seek(0)
     chunks = _gunzip(f, note) if magic == b"\x1f\x8b" else iter(lambda: f.read(1 << 20), b"")
@@ -250,6 +404,215 @@ def _gunzip(f: IO[bytes], note: GzipNote | None) -> Iterator[bytes]:
             if note is not None:
                 note.bad = True
             return
+
+
+def rebuild_game(header: Header) -> Game[Any]:
+    """The game a header describes; its parameters must come back unchanged.
+    ValueError (or TypeError) with the reason when they do not."""
+    from .games import GAMES
+
+    cls = GAMES.get(header.game)
+    if cls is None:
+        raise ValueError(f"unknown game {header.game!r}")
+    seats, params = len(header.bots), header.params
+    try:
+        game = cls.create(seats, dict(params))
+    except NotImplementedError:  # a game without ``create``: its constructor's keywords
+        game = cls.from_params(params)
+    if game.params() != params:
+        raise ValueError(f"{params} rebuild as {game.params()}")
+    if game.seats != seats:
+        raise ValueError(f"{seats} bots recorded, the game has {game.seats} seats")
+    return game
+
+
+class _ReadStep(msgspec.Struct, tag="step", tag_field="type", kw_only=True):
+    """A lean step as read: each seat's action and the outcome as raw JSON."""
+
+    n: int
+    obs: list[msgspec.Raw] | None = None  # a step in full
+    sent: list[msgspec.Raw] | None = None  # a lean step's turns the rules cannot derive
+    act: list[msgspec.Raw]
+    fault: list[Fault | None]
+
+
+_read_step = msgspec.json.Decoder(_ReadStep).decode
+_read_header = msgspec.json.Decoder(Header).decode
+_read_event = msgspec.json.Decoder(Event).decode
+_NULL = b"null"
+
+
+class _Expander:
+    """Replays a lean replay's steps through the game's rules to give back what the
+    file leaves out. Pure; it never raises on a bad line: it passes the line on as
+    it is (the consumer reports it) and stops expanding once the rules cannot
+    follow the file."""
+
+    def __init__(self, header: Header, game: Game[Any]) -> None:
+        self.game = game
+        self.state = game.new_state(header.seed)
+        self.actions = LeanActions(game.action_type, game.step_echo)
+        self.encode = msgspec.json.Encoder().encode
+        self.decode_action = msgspec.json.Decoder(game.action_type).decode
+        names = game.action_type.__struct_fields__
+        self.echo = game.step_echo if game.step_echo in names else None
+        # A lean action's bytes -> (the action, whether the echo field takes n).
+        self._memo: dict[bytes, tuple[Any, bool]] = {}
+        self.last_step = 0
+        self.deferred: list[Event] = []
+        self.lost = False  # the rules could not follow the file: pass lines on
+
+    def event(self, line: bytes) -> None:
+        try:
+            event = _read_event(line)
+        except (ValueError, RecursionError):
+            return
+        if event.kind != "disqualified":
+            return
+        if not all(0 <= s < self.game.seats for s in event.seats):
+            return
+        # As the verifier does: a disqualification takes effect once the step before
+        # its ``n`` has been applied (records are written one step late).
+        self.deferred.append(event)
+        self._apply_ready()
+
+    def _apply_ready(self) -> None:
+        while self.deferred and self.deferred[0].n - 1 <= self.last_step:
+            self.game.disqualify(self.state, self.deferred.pop(0).seats)
+
+    def step(self, line: bytes) -> bytes:
+        try:
+            rec = _read_step(line)
+        except (ValueError, RecursionError):
+            return line
+        game, state, n = self.game, self.state, rec.n
+        seats = game.seats
+        if len(rec.act) != seats or len(rec.fault) != seats:
+            return line
+        done = game.finished(state)
+        asked = () if done else game.to_act(state)
+        recorded = [bytes(a) for a in rec.act]
+        if rec.obs is not None:
+            # A step in full (a line already read back): the rules follow it as it is.
+            self._advance(n, asked, done, rec.fault, [self._canonical(a) for a in recorded])
+            return line
+        head = b'{"type":"step","n":%d,' % n
+        lean_head = head
+        if rec.sent is not None:
+            obs = [bytes(o) for o in rec.sent]
+            lean_head += b'"sent":[' + b",".join(obs) + b"],"
+        else:
+            obs = [game.encode_turn(state, s) if s in asked else _NULL for s in range(seats)]
+        lean_head += b'"act":[' + b",".join(recorded) + b"],"
+        if not line.startswith(lean_head):
+            return line  # not the writer's compact layout: nothing to splice into
+        actions = [self._restored(a, n) for a in recorded]
+        full_acts = [
+            raw if action is None else self.encode(action)
+            for raw, action in zip(recorded, actions, strict=True)
+        ]
+        self._advance(n, asked, done, rec.fault, actions)
+        return (
+            head
+            + b'"obs":['
+            + b",".join(obs)
+            + b'],"act":['
+            + b",".join(full_acts)
+            + b"],"
+            + line[len(lean_head) :]
+        )
+
+    def _restored(self, raw: bytes, n: int) -> Any:
+        """The action a lean record stands for; None for null or a record that is not
+        one (kept as it is: the verifier names it)."""
+        if raw == _NULL:
+            return None
+        known = self._memo.get(raw)
+        if known is None:
+            try:
+                fields = msgspec.json.decode(raw)
+                if not isinstance(fields, dict):
+                    return None
+                # The step number goes in below: one entry serves every step.
+                action = self.actions.restore(fields, 0)
+            except (ValueError, RecursionError):
+                return None
+            known = (action, self.echo is not None and self.echo not in fields)
+            if len(self._memo) < LeanActions.MEMO_SIZE:
+                self._memo[raw] = known
+        action, echoed = known
+        if echoed:
+            return msgspec.structs.replace(action, **{self.echo: n})  # type: ignore[arg-type]
+        return action
+
+    def _canonical(self, raw: bytes) -> Any:
+        if raw == _NULL:
+            return None
+        try:
+            return self.decode_action(raw)
+        except (ValueError, RecursionError):
+            return None
+
+    def _advance(
+        self,
+        n: int,
+        asked: Sequence[int],
+        done: bool,
+        faults: list[Fault | None],
+        recorded: list[Any],
+    ) -> None:
+        """Apply the step as the verifier does: the legal actions of the seats asked
+        that did not fault."""
+        game, state = self.game, self.state
+        actions: list[Any] = [None] * game.seats
+        for seat, action in enumerate(recorded):
+            if (
+                action is not None
+                and seat in asked
+                and faults[seat] is None
+                and game.check(state, seat, action) is None
+            ):
+                actions[seat] = action
+        if not done:
+            try:
+                game.resolve(state, actions)
+            except Exception:  # noqa: BLE001 (a tampered file the rules cannot apply)
+                self.lost = True
+        self.last_step = n
+        self._apply_ready()
+
+
+def expand_lines(lines: Iterable[bytes]) -> Iterator[bytes]:
+    """The lines of a replay as a reader sees them: a lean replay's steps (format
+    1.1) given back in full, each turn message recomputed by the game's rules and
+    each action in its canonical form, so every line is the one its hash seals.
+    Lines of a replay in format 1.0 pass unchanged. Pure: no I/O."""
+    it = iter(lines)
+    first = next(it, None)
+    if first is None:
+        return
+    yield first
+    try:
+        header = _read_header(first)
+    except (ValueError, RecursionError):
+        header = None
+    if header is None or header.format_minor < 1 or header.format_version != FORMAT_VERSION:
+        yield from it
+        return
+    try:
+        expander = _Expander(header, rebuild_game(header))
+    except (ValueError, TypeError):
+        yield from it  # the verifier says what is wrong with the header
+        return
+    for line in it:
+        if expander.lost or not line.endswith(b"\n"):
+            yield line
+        elif line.startswith(b'{"type":"step"'):
+            yield expander.step(line)
+        else:
+            if line.startswith(b'{"type":"event"'):
+                expander.event(line)
+            yield line
 
 
 def iter_lines(path: Path) -> Iterator[bytes]:

@@ -34,6 +34,7 @@ from .pairs import (
     resolve_side,
     run_session,
 )
+from .replay import DEFAULT_LEAGUE_FORMAT
 from .stats.elo import Penta, elo_estimate, pairing_ratio
 from .stats.sprt import SprtParams, bounds, decision
 
@@ -174,6 +175,7 @@ def _start(args: argparse.Namespace) -> PairSession:
     check_containment(settings.get("sandbox"), args.quiet or args.json)
     cfg = PairConfig(
         kind="sprt",
+        replay_format=args.replay_format or DEFAULT_LEAGUE_FORMAT,
         seed=args.seed if args.seed is not None else random_seed(),
         test=Side(label=new_label, argv=new_argv),
         opponents=[Side(label=old_label, argv=old_argv)],

@@ -27,6 +27,7 @@ from .faults import ROUND_FAULTS, Fault, FaultKind, worst_status
 from .games import GAMES, Game
 from .judge import Judge, is_fatal
 from .replay import (
+    FORMAT_MINOR,
     FORMAT_NAME,
     FORMAT_VERSION,
     Event,
@@ -34,7 +35,9 @@ from .replay import (
     GzipNote,
     Header,
     chain_line,
+    expand_lines,
     read_lines,
+    rebuild_game,
     unseal,
 )
 
@@ -83,8 +86,9 @@ class Problem(msgspec.Struct, frozen=True):
     message: str  # one line, for humans
     seat: int | None = None  # the seat whose data is wrong, when one is
 
-    def where(self) -> str:
-        at = f"line {self.line}" if self.round is None else f"round {self.round}"
+    def where(self, word: str = "round") -> str:
+        """Where the problem is: "line 3", or "turn 14, seat 1" in the game's ``word``."""
+        at = f"line {self.line}" if self.round is None else f"{word} {self.round}"
         return at if self.seat is None else f"{at}, seat {self.seat}"
 
 
@@ -106,21 +110,28 @@ class VerifyReport(msgspec.Struct):
     def first(self) -> Problem | None:
         return self.problems[0] if self.problems else None
 
+    @property
+    def step_word(self) -> str:
+        cls = GAMES.get(self.game)
+        return "round" if cls is None else cls.step_word
+
     def summary(self) -> str:
-        """One line: OK, INCOMPLETE or FAIL with the first problem."""
+        """One line: OK, INCOMPLETE or FAIL with the first problem, counting steps in
+        the game's own word ("rounds", "turns", ...)."""
+        word = self.step_word
         if self.ok:
             return (
-                f"OK: {self.rounds} rounds, chain intact, result matches "
+                f"OK: {self.rounds} {word}s, chain intact, result matches "
                 f"(final hash {self.final_hash})"
             )
         first = self.first
         if first is None:
             how = "the last line is cut off" if self.cut_line else "no footer"
             return (
-                f"INCOMPLETE: {self.valid_rounds} rounds valid, {how} "
+                f"INCOMPLETE: {self.valid_rounds} {word}s valid, {how} "
                 "(the referee stopped mid-match)"
             )
-        return f"FAIL: {first.where()}: {first.message}"
+        return f"FAIL: {first.where(word)}: {first.message}"
 
 
 # Keep at most this many problems: the first one is what matters, the rest is context.
@@ -187,19 +198,6 @@ def _named(struct_type: type[msgspec.Struct], raw: bytes) -> Any:
         if struct_type.__struct_config__.array_like:
             return dict(zip(struct_type.__struct_fields__, value, strict=False))
     return value
-
-
-def _rebuild(cls: type[Game[Any]], seats: int, params: dict[str, Any]) -> Game[Any]:
-    """The game a header describes; its parameters must come back unchanged."""
-    try:
-        game = cls.create(seats, dict(params))
-    except NotImplementedError:  # a game without ``create``: its constructor's keywords
-        game = cls.from_params(params)
-    if game.params() != params:
-        raise ValueError(f"{params} rebuild as {game.params()}")
-    if game.seats != seats:
-        raise ValueError(f"{seats} bots recorded, the game has {game.seats} seats")
-    return game
 
 
 class _Verifier:
@@ -297,19 +295,19 @@ class _Verifier:
         if header.format != FORMAT_NAME:
             self.fatal(number, f"not a replay: format {header.format!r}")
             return
-        if header.format_version != FORMAT_VERSION:
+        if header.format_version != FORMAT_VERSION or header.format_minor > FORMAT_MINOR:
             self.fatal(
                 number,
-                f"replay format version {header.format_version}; this referee reads "
-                f"version {FORMAT_VERSION}",
+                f"replay format version {header.format_version}.{header.format_minor}; "
+                f"this referee reads versions {FORMAT_VERSION}.0 to "
+                f"{FORMAT_VERSION}.{FORMAT_MINOR}",
             )
             return
-        cls = GAMES.get(header.game)
-        if cls is None:
+        if GAMES.get(header.game) is None:
             self.fatal(number, f"unknown game {header.game!r}")
             return
         try:
-            game = _rebuild(cls, len(header.bots), header.params)
+            game = rebuild_game(header)
         except (TypeError, ValueError) as exc:
             self.fatal(number, f"bad game parameters: {exc}")
             return
@@ -586,11 +584,12 @@ class _Verifier:
 
 def verify_replay(lines: Iterable[bytes]) -> VerifyReport:
     """Re-check a replay given as its lines (bytes, each ending in ``\\n``; a last
-    line without one is taken as cut off by a killed writer). Pure: no I/O."""
+    line without one is taken as cut off by a killed writer), as stored or as read
+    back (a lean replay's steps are expanded first: ``expand_lines``). Pure: no I/O."""
     v = _Verifier()
     cut = False
     number = 0
-    for raw in lines:
+    for raw in expand_lines(lines):
         if cut:  # only the last line may lack its newline
             v.problem(FORMAT, number, None, f"line {number} has no line end")
             cut = False
@@ -637,7 +636,7 @@ def run(args: argparse.Namespace) -> int:
     note = GzipNote()
     try:
         with open(path, "rb") as f:
-            report = verify_replay(read_lines(f, keep_cut=True, note=note))
+            report = verify_replay(read_lines(f, keep_cut=True, note=note, expand=False))
     except OSError as exc:
         raise CliError(f"cannot read {path}: {exc.strerror or exc}", EXIT_BAD_REPLAY) from None
     if note.bad:
@@ -649,14 +648,14 @@ def run(args: argparse.Namespace) -> int:
     if args.all:
         for p in report.problems[1:]:
             line = "" if p.round is None else f" (line {p.line})"
-            print(f"  also: {p.where()}{line}: {p.message}")
+            print(f"  also: {p.where(report.step_word)}{line}: {p.message}")
     elif report.first is not None:
         # A broken chain and a rules mismatch tell different stories (an edit, or a
         # re-hashed edit): show the first of the other kind too.
         kind = report.first.kind
         other = next((p for p in report.problems if p.kind != kind and p.kind != FORMAT), None)
         if other is not None and kind != FORMAT:
-            print(f"  also: {other.where()}: {other.message}")
+            print(f"  also: {other.where(report.step_word)}: {other.message}")
     expect = getattr(args, "expect_hash", None)
     if expect is not None and report.final_hash != expect.strip().lower():
         print(

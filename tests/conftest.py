@@ -108,8 +108,11 @@ def has_content(path: Path) -> bool:
 
 
 def replay_steps(path: Path) -> list[dict[str, Any]]:
-    """The step records of a plain replay file, as JSON values."""
-    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    """The step records of a replay file, as JSON values (as the replay reader gives
+    them back: a lean replay's turn messages and action fields restored)."""
+    from referee.replay import iter_lines
+
+    lines = [json.loads(line) for line in iter_lines(path)]
     return [line for line in lines if line["type"] == "step"]
 
 

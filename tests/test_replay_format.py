@@ -3,10 +3,29 @@
 from __future__ import annotations
 
 import gzip
+import json
+from pathlib import Path
 
-from conftest import match_json
+import msgspec
+import pytest
+from conftest import match_json, run_cli
 
-from referee.replay import Footer, Header, chain_line, iter_lines, read_replay, unseal
+from referee.games.chaos import MOVES, Action, ChaosLeague
+from referee.replay import (
+    FORMAT_MINOR,
+    BotInfo,
+    Event,
+    Footer,
+    Header,
+    LeanStep,
+    Step,
+    chain_line,
+    expand_lines,
+    iter_lines,
+    read_replay,
+    unseal,
+)
+from referee.verify import verify_replay
 
 
 def test_gzip_replay_reads_back_and_matches_plain(tmp_path, bot_copy):
@@ -51,3 +70,118 @@ def test_truncated_files_read_as_a_prefix(tmp_path, bot_copy):
         assert prefix.footer is None
         assert 0 < len(prefix.steps) < 2000
         assert [s.n for s in prefix.steps] == list(range(1, len(prefix.steps) + 1))
+
+
+# -- lean steps (format 1.1) --------------------------------------------------------
+
+
+def _lean_match(tmp_path, bot_copy, rounds: int = 120) -> list[bytes]:
+    """A short Chaos League match's replay lines as stored (lean)."""
+    cmd = f"python3 {bot_copy('steady.py')}"
+    path = tmp_path / "lean.jsonl"
+    match_json(cmd, "trickster", "--rounds", str(rounds), "--seed", "8", "--replay", str(path))
+    return path.read_bytes().splitlines(keepends=True)
+
+
+def _reseal(stored: list[bytes]) -> list[bytes]:
+    """Lean lines with the chain made whole again as a forger would: each step's hash
+    over the line in full. Only the rules can catch an edit then."""
+    out, prev = [], b""
+    for line, whole in zip(stored, expand_lines(stored), strict=True):
+        body = unseal(line)
+        full = unseal(whole)
+        assert body is not None and full is not None
+        _, prev = chain_line(prev, full[0])
+        out.append(body[0][:-1] + b',"h":"' + prev + b'"}\n')
+    return out
+
+
+def _step_index(lines: list[bytes], n: int) -> int:
+    return next(i for i, line in enumerate(lines) if line.startswith(b'{"type":"step","n":%d,' % n))
+
+
+def test_a_lean_replay_leaves_out_what_the_rules_give_back(tmp_path, bot_copy):
+    stored = _lean_match(tmp_path, bot_copy)
+    header = json.loads(stored[0])
+    assert header["format_minor"] == FORMAT_MINOR
+    steps = [json.loads(line) for line in stored if line.startswith(b'{"type":"step"')]
+    assert len(steps) == 120 and all("obs" not in s for s in steps)
+    # Defaults and the echoed round are left out (the sample bot echoes the round).
+    trick = [s["act"][1] for s in steps]
+    assert {"real_move"} in [set(a) for a in trick]
+    assert all(a.get("round", s["n"]) == s["n"] for a, s in zip(trick, steps, strict=True))
+    # Read back: the full steps, as sent and canonical, and the chain and rules agree.
+    full = [json.loads(line) for line in expand_lines(stored)]
+    game = ChaosLeague(rounds=120)
+    state = game.new_state(header["seed"])
+    for rec in full[1:121]:
+        assert rec["obs"] == [json.loads(game.encode_turn(state, s)) for s in (0, 1)]
+        assert all(
+            set(a) == {"real_move", "shadow_request", "shadow_move", "round"} for a in rec["act"]
+        )
+        actions = [msgspec.convert(a, Action) for a in rec["act"]]
+        game.resolve(state, actions)
+    assert verify_replay(stored).ok
+
+
+@pytest.mark.parametrize("rehash", [False, True], ids=["as-edited", "re-hashed"])
+def test_tampering_with_a_lean_replay_is_caught(tmp_path, bot_copy, rehash):
+    stored = _lean_match(tmp_path, bot_copy)
+    assert verify_replay(stored).ok
+    seal = _reseal if rehash else list
+
+    def fails(lines: list[bytes], round_: int) -> None:
+        report = verify_replay(seal(lines))
+        assert not report.ok and report.first is not None, report.summary()
+        if rehash:  # the chain is whole: the rules find it, at the edited round
+            assert report.chain_intact and report.first.kind == "rules"
+            assert report.first.round == round_, report.summary()
+        else:
+            assert not report.chain_intact
+            assert report.first.round == round_, report.summary()
+
+    # An action changed: the recorded outcome no longer follows.
+    lines = list(stored)
+    i = _step_index(lines, 40)
+    rec = json.loads(unseal(lines[i])[0])
+    old = rec["act"][0]["real_move"]
+    new = next(m for m in MOVES if m != old)
+    lines[i] = lines[i].replace(
+        b'"real_move":"%s"' % old.encode(), b'"real_move":"%s"' % new.encode(), 1
+    )
+    fails(lines, 40)
+    # An outcome changed.
+    lines = list(stored)
+    i = _step_index(lines, 41)
+    rec = json.loads(unseal(lines[i])[0])
+    points = rec["out"][0]
+    forged = json.dumps([[-p for p in points], *rec["out"][1:]], separators=(",", ":")).encode()
+    start = lines[i].index(b'"out":') + len(b'"out":')
+    end = lines[i].index(b',"h":')
+    if points == [0, 0]:
+        forged = forged.replace(b"[0,0]", b"[1,-1]", 1)
+    lines[i] = lines[i][:start] + forged + lines[i][end:]
+    fails(lines, 41)
+    # A step dropped.
+    lines = list(stored)
+    del lines[_step_index(lines, 42)]
+    fails(lines, 43)
+
+
+def test_the_verify_command_catches_an_edited_lean_replay(tmp_path, bot_copy):
+    stored = _lean_match(tmp_path, bot_copy, rounds=60)
+    i = _step_index(stored, 30)
+    stored[i] = stored[i].replace(b'"us":[', b'"us":[1', 1)  # any byte of a step
+    path = tmp_path / "edited.jsonl.gz"
+    path.write_bytes(gzip.compress(b"".join(stored)))
+    proc = run_cli("verify", str(path))
+    assert proc.returncode == 4
+    assert proc.stdout.startswith("FAIL: round 30: hash chain broken"), proc.stdout
+
+
+def test_the_format_doc_names_every_record_field():
+    """protocol/replay-format.md documents every field of the records as written."""
+    doc = (Path(__file__).resolve().parent.parent / "protocol" / "replay-format.md").read_text()
+    for struct in (Header, Step, Event, Footer, BotInfo, LeanStep):
+        for name in struct.__struct_fields__:
+            assert f"`{name}" in doc or f'"{name}"' in doc, f"{struct.__name__}.{name}"

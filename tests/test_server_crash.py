@@ -29,7 +29,7 @@ def test_kill_9_mid_match_loses_nothing(tmp_path: Path) -> None:
 
         def c_bot_mid_match() -> dict | None:
             for m in server.json("/api/matches?status=running"):
-                replays = list((data / "replays").glob(f"m{m['id']}.*.part.jsonl"))
+                replays = list((data / "replays").glob(f"m{m['id']}.*.part.jsonl*"))
                 if "c-bot" in (m["bot0"], m["bot1"]) and replays and replays[0].stat().st_size:
                     return dict(m)
             return None
@@ -71,6 +71,6 @@ def test_kill_9_mid_match_loses_nothing(tmp_path: Path) -> None:
         ids = [m["id"] for m in done]
         assert len(ids) == len(set(ids))
         assert set(before) | {running["id"]} <= set(ids)
-        assert not list((data / "replays").glob(f"m{running['id']}.*.part.jsonl"))
+        assert not list((data / "replays").glob(f"m{running['id']}.*.part.jsonl*"))
     finally:
         again.stop()

@@ -74,7 +74,7 @@ def test_finals_freeze_the_ladder_and_publish_the_bracket(tmp_path: Path) -> Non
     assert len(set(links)) == len(results["matches"]) == 4
     for link in set(links):
         assert 'id="replay-data"' in (site / link).read_text()
-    assert all((site / "replays" / f"{m['id']}.jsonl").is_file() for m in results["matches"])
+    assert all((site / "replays" / f"{m['id']}.jsonl.gz").is_file() for m in results["matches"])
 
 
 def test_site_of_something_else_is_a_one_line_error(tmp_path: Path) -> None:

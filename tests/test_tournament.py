@@ -114,7 +114,8 @@ def test_eight_bot_league(tmp_path: Path) -> None:
     finals = [m for m in results["matches"] if m["stage"] == "final"]
     assert len(finals) == 7  # best-of-1 ties (best-of-3 is in the resume test)
     for m in results["matches"]:
-        assert (out / m["replay"]).is_file()
+        # A league stores its replays compressed unless told otherwise.
+        assert m["replay"].endswith(".jsonl.gz") and (out / m["replay"]).is_file()
     with open(out / "standings.csv") as f:
         rows = list(csv.DictReader(f))
     assert [r["name"] for r in rows] == seeds
@@ -130,7 +131,7 @@ def test_eight_bot_league(tmp_path: Path) -> None:
     assert results["standings"][-1]["order_prob"] is None
     with open(out / "results.csv") as f:
         assert len(list(csv.DictReader(f))) == len(results["matches"])
-    assert not list((out / "replays").glob("*.part.jsonl"))
+    assert not list((out / "replays").glob("*.part.jsonl*"))
 
 
 def _done(db: Path) -> int:
@@ -292,3 +293,36 @@ def test_bad_config_is_one_line(tmp_path: Path) -> None:
 def test_resume_refuses_result_changes(tmp_path: Path, extra: list[str]) -> None:
     proc = referee("--resume", str(tmp_path), *extra)
     assert proc.returncode == 2 and "--resume" in proc.stderr
+
+
+def test_replay_format_plain_on_request(tmp_path: Path) -> None:
+    """``--replay-format jsonl`` keeps a league's replays plain; they still verify."""
+    out = tmp_path / "plain"
+    _ok(
+        referee(
+            "rock",
+            "cycler",
+            "--legs",
+            "1",
+            "--rounds",
+            "30",
+            "--finalists",
+            "0",
+            "--replay-format",
+            "jsonl",
+            "--out",
+            str(out),
+            "--quiet",
+        )
+    )
+    replays = sorted((out / "replays").iterdir())
+    assert [p.name for p in replays] == ["pool-01-02-1.jsonl"]
+    assert replays[0].read_bytes().startswith(b'{"type":"header"')
+    check = subprocess.run(
+        [sys.executable, "-m", "referee", "verify", str(replays[0])],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert check.returncode == 0 and check.stdout.startswith("OK: 30 rounds"), check.stdout

@@ -47,7 +47,8 @@ def _league(out: Path, *extra: str) -> dict[str, list[str]]:
     done = subprocess.run(
         [sys.executable, "-m", "referee", "tournament", bot, bot, bot, "--legs", "1"]
         + ["--finalists", "2", "--best-of", "1", "--rounds", "5", "--finals-rounds", "5"]
-        + ["--sandbox", "basic", "-j", "2", "--out", str(out), "--quiet", *extra],
+        + ["--sandbox", "basic", "-j", "2", "--out", str(out), "--quiet"]
+        + ["--replay-format", "jsonl", *extra],
         capture_output=True,
         text=True,
         cwd=ROOT,

@@ -284,6 +284,21 @@ def test_config_values_checked(tmp_path: Path) -> None:
         validate(load_config(p))
 
 
+def test_config_replay_format_checked(tmp_path: Path) -> None:
+    bots = '[[bot]]\nname = "a"\ncommand = "rock"\n[[bot]]\nname = "b"\ncommand = "rock"\n'
+    p = tmp_path / "t.toml"
+    p.write_text(bots)
+    assert load_config(p).replay_format == "gz"
+    p.write_text('replay_format = "jsonl"\n' + bots)
+    validate(load_config(p))
+    p.write_text('replay_format = "zip"\n' + bots)
+    with pytest.raises(ConfigError, match="replay_format must be one of gz, jsonl, not 'zip'"):
+        validate(load_config(p))
+    p.write_text("replay_format = 1\n" + bots)
+    with pytest.raises(ConfigError, match="replay_format"):
+        load_config(p)
+
+
 def test_config_relative_paths_follow_the_file(tmp_path: Path) -> None:
     (tmp_path / "bots").mkdir()
     (tmp_path / "bots" / "mine.py").write_text("")

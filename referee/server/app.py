@@ -185,6 +185,7 @@ class Site:
         html = self.env.get_template(template).render(
             site=self.cfg.name,
             game=self.cfg.game,
+            step_word=_step_word(self.cfg.game),
             me=me,
             csrf=self.csrf_token(request) if me else "",
             registration=self.cfg.registration.mode,
@@ -511,11 +512,7 @@ def build_app(site: Site) -> Any:
         row = _match(request)
         if not row.replay or not (site.dir / row.replay).is_file():
             raise HTTPException(404, "this match has no replay (yet)")
-        return FileResponse(
-            site.dir / row.replay,
-            media_type="application/x-ndjson",
-            filename=f"match-{row.id}.jsonl",
-        )
+        return replay_response(site.dir / row.replay, f"match-{row.id}.jsonl")
 
     async def match_viewer(request: Request) -> Response:
         row = _match(request)
@@ -523,7 +520,7 @@ def build_app(site: Site) -> Any:
             raise HTTPException(404, "this match has no replay (yet)")
         html = await trio.to_thread.run_sync(_viewer_html, site.dir / row.replay)
         if html is None:
-            raise HTTPException(404, f"the replay viewer does not draw {site.cfg.game} matches")
+            raise HTTPException(404, "this match's replay cannot be read")
         return HTMLResponse(html)
 
     async def login(request: Request) -> Response:
@@ -689,12 +686,15 @@ def build_app(site: Site) -> Any:
         mid = request.path_params["mid"]
         if not all(c.isalnum() or c in "-_" for c in mid):
             raise HTTPException(404, "no such finals match")
-        path = site.dir / "finals" / "replays" / f"{mid}.jsonl"
-        if site.finals is None or not path.is_file():
+        found = [
+            site.dir / "finals" / "replays" / f"{mid}{suffix}" for suffix in (".jsonl.gz", ".jsonl")
+        ]
+        path = next((p for p in found if p.is_file()), None)
+        if site.finals is None or path is None:
             raise HTTPException(404, "no such finals match")
         html = await trio.to_thread.run_sync(_viewer_html, path)
         if html is None:
-            return FileResponse(path, media_type="application/x-ndjson")
+            return replay_response(path, f"{mid}.jsonl")
         return HTMLResponse(html)
 
     async def api_finals(request: Request) -> Response:
@@ -743,26 +743,44 @@ def build_app(site: Site) -> Any:
     return app
 
 
+def replay_response(path: Path, filename: str) -> Response:
+    """A replay file as stored: a gzip one is sent with ``Content-Encoding: gzip``, so
+    a browser or an HTTP client saves the JSON Lines (and ``referee verify`` reads
+    either, should a client keep the gzip bytes)."""
+    with open(path, "rb") as f:
+        packed = f.read(2) == b"\x1f\x8b"
+    headers = {"Content-Encoding": "gzip"} if packed else None
+    return FileResponse(path, media_type="application/x-ndjson", filename=filename, headers=headers)
+
+
 def _verify(path: Path) -> str:
     from ..replay import read_lines
     from ..verify import verify_replay
 
     try:
         with open(path, "rb") as f:
-            return verify_replay(read_lines(f, keep_cut=True)).summary()
+            return verify_replay(read_lines(f, keep_cut=True, expand=False)).summary()
     except (OSError, ValueError) as exc:
         return f"cannot verify: {exc}"
 
 
 def _viewer_html(path: Path) -> str | None:
+    """The replay's HTML report (any game), or None if the file is no replay."""
     from ..errors import ReplayError
-    from ..html_report import render_html
-    from ..replay_view import load_view
+    from ..html_report import render_replay
 
     try:
-        return render_html(load_view(path))
+        return render_replay(path)
     except ReplayError:
         return None
+
+
+def _step_word(game: str) -> str:
+    """What the game calls one step ("round", "turn", ...), for the pages."""
+    from ..games import GAMES
+
+    cls = GAMES.get(game)
+    return "round" if cls is None else cls.step_word
 
 
 def _rating_plot(history: list[dict[str, Any]], width: int = 600, height: int = 160) -> str:

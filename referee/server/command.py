@@ -12,8 +12,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from ..errors import CliError
-from ..options import positive_int
+from ..options import add_replay_format_argument, positive_int
 from ..tournament.config import ConfigError
 
 
@@ -41,6 +43,7 @@ def configure(p: argparse.ArgumentParser) -> None:
         help="freeze the ladder and play the finals on the current versions (the ladder "
         "stays frozen; a restart carries on with unfinished finals)",
     )
+    add_replay_format_argument(p)
     p.add_argument(
         "--add-competitor",
         metavar="NAME",
@@ -92,6 +95,8 @@ def run(args: argparse.Namespace) -> int:
         cfg = load_competition(args.config)
     except ConfigError as exc:
         raise CliError(str(exc)) from None
+    if args.replay_format:
+        cfg = msgspec.structs.replace(cfg, replay_format=args.replay_format)
     data_dir: Path = args.data
     try:
         data_dir.mkdir(parents=True, exist_ok=True)

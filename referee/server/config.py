@@ -51,6 +51,7 @@ class CompetitionConfig(_Strict):
     params: dict[str, Any] = msgspec.field(default_factory=dict)
     seed: int | None = None  # None: random, recorded in the database
     cluster: str | None = None  # a Dask scheduler; None: local worker processes
+    replay_format: str = "gz"  # "gz" (.jsonl.gz) or "jsonl" (plain)
     limits: LimitsConfig = msgspec.field(default_factory=LimitsConfig)
     ladder: LadderConfig = msgspec.field(default_factory=LadderConfig)
     registration: RegistrationConfig = msgspec.field(default_factory=RegistrationConfig)
@@ -83,7 +84,9 @@ def validate_competition(cfg: CompetitionConfig) -> None:
     sub = cfg.submissions
     if min(sub.max_upload_kib, sub.max_files, sub.max_unpacked_mib, sub.per_hour) < 1:
         raise ConfigError("submissions: every limit must be at least 1")
-    from ..tournament.config import FINALISTS_CHOICES
+    from ..tournament.config import FINALISTS_CHOICES, check_replay_format
+
+    check_replay_format(cfg.replay_format)
 
     if cfg.pool.legs not in (1, 2):
         raise ConfigError(f"pool.legs must be 1 or 2, not {cfg.pool.legs}")

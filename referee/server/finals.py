@@ -106,7 +106,7 @@ async def run_finals(
         tstore = TournamentStore.create(out, resolved)
         tstore.set("status", "running")
     store.set("finals", "started")
-    runner = Runner(tstore, resolved, out)
+    runner = Runner(tstore, resolved, out, replay_format=cfg.replay_format)
     runner.load()
 
     def show(*_: Any) -> None:

@@ -20,6 +20,7 @@ import trio
 from .. import faults as fault_kinds
 from ..errors import UsageError
 from ..outcome import MatchOutcome
+from ..replay import replay_suffix
 from ..tournament.config import match_settings
 from ..tournament.executor import Executor, MatchFailed
 from ..tournament.worker import Job
@@ -117,7 +118,8 @@ class Ladder:
         cfg = dict(self._base)
         cfg["seed"] = seed
         cfg["rounds"] = rounds
-        cfg["replay"] = str(self.dir / "replays" / f"m{mid}.{self.session}.part.jsonl")
+        suffix = replay_suffix(self.cfg.replay_format)
+        cfg["replay"] = str(self.dir / "replays" / f"m{mid}.{self.session}.part{suffix}")
         cfg["log_dir"] = str(self.dir / "logs" / f"m{mid}")
         bots = [
             {"command": runnable_argv(self.dir, v), "label": f"{v.bot_name} v{v.number}"}
@@ -147,7 +149,7 @@ class Ladder:
             self.store.set_match_status(mid, "failed")
             raise
         if outcome.replay:
-            final = self.dir / "replays" / f"m{mid}.jsonl"
+            final = self.dir / "replays" / f"m{mid}{replay_suffix(self.cfg.replay_format)}"
             os.replace(outcome.replay, final)
             # Relative to the data directory, which may be moved or restored elsewhere.
             outcome.replay = os.path.relpath(final, self.dir)
@@ -220,7 +222,7 @@ class Ladder:
     async def run(self) -> None:
         (self.dir / "replays").mkdir(parents=True, exist_ok=True)
         (self.dir / "logs").mkdir(parents=True, exist_ok=True)
-        for stale in (self.dir / "replays").glob("*.part.jsonl"):
+        for stale in (self.dir / "replays").glob("*.part.jsonl*"):
             stale.unlink(missing_ok=True)
         self.store.requeue_interrupted()
         await self.refresh()

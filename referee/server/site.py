@@ -13,6 +13,11 @@ from typing import Any
 from ..errors import EXIT_OK, CliError
 
 
+def replay_suffix_of(path: Path) -> str:
+    """``.jsonl.gz`` or ``.jsonl``, as the replay at ``path`` is named."""
+    return ".jsonl.gz" if path.name.endswith(".gz") else ".jsonl"
+
+
 def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("tournament", type=Path, help="a referee tournament's output directory")
     p.add_argument("out", type=Path, help="where to write the pages (created)")
@@ -62,11 +67,12 @@ def render_site(tournament: Path, out: Path) -> int:
         source = (tournament / replay).resolve()
         if not source.is_file() or tournament.resolve() not in source.parents:
             continue
-        shutil.copyfile(source, out / "replays" / f"{mid}.jsonl")
+        copy = f"replays/{mid}{replay_suffix_of(source)}"
+        shutil.copyfile(source, out / copy)
         try:
             page = render_html(load_view(source))
         except ReplayError:
-            links[mid] = f"replays/{mid}.jsonl"  # a game the viewer does not draw
+            links[mid] = copy  # a game the viewer does not draw
             continue
         (out / "matches" / f"{mid}.html").write_text(page, encoding="utf-8")
         links[mid] = f"matches/{mid}.html"

@@ -392,7 +392,10 @@ def play_on_worker(
     with tempfile.TemporaryDirectory(prefix="referee-match-") as tmp:
         cfg = dict(job["cfg"])
         wants_replay = bool(cfg.get("replay"))
-        replay = Path(tmp) / "replays" / f"{match_id}.jsonl"
+        # Compressed (or not) as the coordinator's replay name asks: the bytes go
+        # back to it as written.
+        suffix = ".jsonl.gz" if str(cfg.get("replay") or "").endswith(".gz") else ".jsonl"
+        replay = Path(tmp) / "replays" / f"{match_id}{suffix}"
         log_dir = Path(tmp) / "logs"
         # Same stem as the coordinator's replay name, so the logs keep their names.
         cfg["replay"] = str(replay) if wants_replay else None

@@ -18,11 +18,13 @@ import msgspec
 from ..errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, CliError
 from ..options import (
     add_limit_arguments,
+    add_replay_format_argument,
     limit_overrides,
     nonneg_int,
     parse_params,
     positive_int,
 )
+from ..replay import DEFAULT_LEAGUE_FORMAT
 from .config import (
     ConfigError,
     Resolved,
@@ -168,12 +170,13 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print the final summary as JSON")
     p.add_argument("--quiet", "-q", action="store_true", help="no dashboard or tables")
     add_limit_arguments(p)
+    add_replay_format_argument(p)
 
 
 def _overridden(cfg: TournamentConfig, args: argparse.Namespace) -> TournamentConfig:
     """The config with the command line's options applied over it."""
     changes: dict[str, Any] = {}
-    for opt in ("name", "game", "tokens", "seed", "out"):
+    for opt in ("name", "game", "tokens", "seed", "out", "replay_format"):
         if getattr(args, opt) is not None:
             changes[opt] = getattr(args, opt)
     if args.jobs is not None:
@@ -218,11 +221,16 @@ def _overridden(cfg: TournamentConfig, args: argparse.Namespace) -> TournamentCo
 
 def _resolve(cfg: TournamentConfig) -> Resolved:
     from ..bot_command import resolve_command
+    from ..catalog import refuse_wrong_game
     from ..errors import UsageError
     from ..match import random_seed
 
     bots = []
     for b in cfg.bot:
+        if isinstance(b.command, str):
+            wrong = refuse_wrong_game([b.command], cfg.game)
+            if wrong is not None:
+                raise ConfigError(f"bot {b.name!r}: {wrong}")
         try:
             argv = resolve_command(b.command)
         except UsageError as exc:
@@ -365,6 +373,7 @@ def run(args: argparse.Namespace) -> int:
         except StateError as exc:
             raise CliError(str(exc)) from None
         jobs = args.jobs or usable_cpus()
+        replay_format = args.replay_format or store.get("replay_format") or DEFAULT_LEAGUE_FORMAT
         _warn_changed_bots(store.get("digests"), resolved)
         try:
             _check_containment(resolved, args.quiet)
@@ -392,9 +401,11 @@ def run(args: argparse.Namespace) -> int:
                 executor.close()
             raise CliError(str(exc)) from None
         store.set("digests", json.dumps(_digests(resolved)))
+        replay_format = cfg.replay_format
+        store.set("replay_format", replay_format)
     try:
         with _exclusive(out_dir):
-            return _play(store, resolved, out_dir, jobs, args, executor)
+            return _play(store, resolved, out_dir, jobs, args, executor, replay_format)
     finally:
         store.close()
 
@@ -434,6 +445,7 @@ def _play(
     jobs: int,
     args: argparse.Namespace,
     executor: Any = None,
+    replay_format: str = DEFAULT_LEAGUE_FORMAT,
 ) -> int:
     import trio
     from rich.console import Console
@@ -448,7 +460,7 @@ def _play(
     show = not args.quiet and not args.json
 
     idle_poll = not args.no_idle_poll and idle_poll_for(jobs, executor is not None)
-    runner = Runner(store, resolved, out_dir, idle_poll=idle_poll)
+    runner = Runner(store, resolved, out_dir, idle_poll=idle_poll, replay_format=replay_format)
     runner.load()
     # Local workers are this process's children: their CPU, and their bots', comes
     # back with them. A cluster's workers run elsewhere.

@@ -72,6 +72,7 @@ class TournamentConfig(_Strict):
     jobs: int = 0  # parallel matches; 0: one per CPU
     cluster: str | None = None  # a Dask scheduler (tcp://HOST:PORT); None: local workers
     out: str | None = None  # output directory; None: tournaments/<time>
+    replay_format: str = "gz"  # "gz" (.jsonl.gz) or "jsonl" (plain)
     pool: PoolConfig = msgspec.field(default_factory=PoolConfig)
     finals: FinalsConfig = msgspec.field(default_factory=FinalsConfig)
     limits: LimitsConfig = msgspec.field(default_factory=LimitsConfig)
@@ -206,6 +207,7 @@ def validate(cfg: TournamentConfig) -> None:
         raise ConfigError(f"finals.best_of must be odd (1, 3, 5...), not {cfg.finals.best_of}")
     if cfg.jobs < 0:
         raise ConfigError("jobs must be >= 0 (0: one per CPU)")
+    check_replay_format(cfg.replay_format)
     if cfg.seed is not None and not 0 <= cfg.seed < 2**63:
         raise ConfigError("seed must be between 0 and 2^63-1")
     lim = cfg.limits
@@ -222,6 +224,16 @@ def validate(cfg: TournamentConfig) -> None:
     dupes = sorted({n for n in names if names.count(n) > 1})
     if dupes:
         raise ConfigError(f"duplicate bot name(s): {', '.join(dupes)}")
+
+
+def check_replay_format(value: str) -> None:
+    """``replay_format`` of a league's or a ladder's config."""
+    from ..replay import REPLAY_FORMATS
+
+    if value not in REPLAY_FORMATS:
+        raise ConfigError(
+            f"replay_format must be one of {', '.join(REPLAY_FORMATS)}, not {value!r}"
+        )
 
 
 def label_of(text: str) -> str:

@@ -21,6 +21,7 @@ import trio
 
 from ..games import GAMES
 from ..outcome import MatchOutcome
+from ..replay import DEFAULT_LEAGUE_FORMAT, replay_suffix
 from .config import Resolved, match_settings
 from .executor import Executor
 from .schedule import Bracket, MatchPlan, Played, TablePlayed, build_bracket, pool_plan, table_plan
@@ -33,10 +34,17 @@ LIVE_RANK_SAMPLES = 200  # bootstrap resamples of the dashboard's rank ranges
 
 class Runner:
     def __init__(
-        self, store: Store, resolved: Resolved, out_dir: Path, idle_poll: bool = False
+        self,
+        store: Store,
+        resolved: Resolved,
+        out_dir: Path,
+        idle_poll: bool = False,
+        replay_format: str = DEFAULT_LEAGUE_FORMAT,
     ) -> None:
         from ..match import derive_seed
 
+        # .jsonl.gz or .jsonl: how this run stores the replays it writes.
+        self.replay_suffix = replay_suffix(replay_format)
         self.store = store
         # The matches this run played (not those a resumed league loaded): their
         # CPU is what this run's processes spent.
@@ -263,7 +271,8 @@ class Runner:
         cfg = dict(self._base_job)
         cfg["seed"] = plan.seed
         cfg["rounds"] = plan.rounds or None  # None: the game's default
-        cfg["replay"] = str(self.out_dir / "replays" / f"{plan.id}.{self.session}.part.jsonl")
+        part = f"{plan.id}.{self.session}.part{self.replay_suffix}"
+        cfg["replay"] = str(self.out_dir / "replays" / part)
         bots = [
             {"command": self.cfg.bots[b].argv, "label": self.cfg.bots[b].name} for b in plan.seats
         ]
@@ -274,7 +283,7 @@ class Runner:
         cannot be played at all (the state stays resumable)."""
         (self.out_dir / "replays").mkdir(parents=True, exist_ok=True)
         # Partial replays of matches a previous session did not finish.
-        for stale in (self.out_dir / "replays").glob("*.part.jsonl"):
+        for stale in (self.out_dir / "replays").glob("*.part.jsonl*"):
             stale.unlink(missing_ok=True)
         (self.out_dir / "logs").mkdir(parents=True, exist_ok=True)
         # A FIFO queue and one feeder per worker: matches start in schedule order
@@ -298,7 +307,7 @@ class Runner:
             confine = len(self.in_flight) >= executor.size
             outcome = await executor.submit(self.job(plan, confine))
             if outcome.replay:
-                final = self.out_dir / "replays" / f"{plan.id}.jsonl"
+                final = self.out_dir / "replays" / f"{plan.id}{self.replay_suffix}"
                 os.replace(outcome.replay, final)
                 # Relative to the output directory, so two runs of one
                 # tournament in different places compare equal.
