@@ -110,6 +110,11 @@ class Server:
         time.sleep(seconds)
         return (self.done() - first) / (time.monotonic() - t0) * 60
 
+    def cpu_s(self) -> float:
+        """CPU seconds the server process has used (user and system)."""
+        fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
     def stop(self) -> None:
         self.proc.send_signal(signal.SIGTERM)
         self.proc.wait(timeout=60)
@@ -141,40 +146,70 @@ def fill(data: Path, stored: int) -> int:
 async def load(
     url: str, clients: int, seconds: float, paths: list[str], think: float
 ) -> dict[str, Any]:
-    import httpx
+    """``clients`` readers, each on a keep-alive connection of its own, loading
+    ``paths`` in turn with a think time between pages. The client speaks HTTP/1.1
+    through h11 (hypercorn's own parser) on plain trio sockets: it has to share the
+    server's CPUs, and a full HTTP client library would spend several times the
+    server's own time per request on its side."""
+    import h11
     import trio
 
+    host, port = url.removeprefix("http://").split(":")
     latencies: list[float] = []
     errors: dict[str, int] = {}
     deadline = time.monotonic() + seconds
 
-    # One client object with a connection per reader: building 200 clients would
-    # spend seconds on their TLS contexts before the first request.
-    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
-    shared = httpx.AsyncClient(base_url=url, timeout=30, limits=limits)
+    async def get(stream: Any, conn: Any, path: str) -> int:
+        request = h11.Request(method="GET", target=path, headers=[("Host", host)])
+        await stream.send_all(conn.send(request) + conn.send(h11.EndOfMessage()))
+        status = 0
+        while True:
+            event = conn.next_event()
+            if event is h11.NEED_DATA:
+                data = await stream.receive_some(65536)
+                conn.receive_data(data)
+                if not data and conn.their_state is not h11.DONE:
+                    raise ConnectionError("the server closed the connection")
+            elif isinstance(event, h11.Response):
+                status = event.status_code
+            elif isinstance(event, h11.EndOfMessage):
+                conn.start_next_cycle()
+                return status
+            elif isinstance(event, h11.ConnectionClosed):
+                raise ConnectionError("the server closed the connection")
 
     async def client(k: int) -> None:
         rng = random.Random(k)
-        if True:
-            c = shared
-            i = k
-            # Clients start spread over one think time, as readers arrive.
-            await trio.sleep(rng.uniform(0, think))
-            while time.monotonic() < deadline:
-                path = paths[i % len(paths)]
-                i += 1
-                t = time.perf_counter()
-                try:
-                    r = await c.get(path)
-                    if r.status_code != 200:
-                        errors[str(r.status_code)] = errors.get(str(r.status_code), 0) + 1
-                except httpx.HTTPError as exc:
-                    errors[type(exc).__name__] = errors.get(type(exc).__name__, 0) + 1
-                latencies.append(time.perf_counter() - t)
-                # A reader looks at a page before the next (0: a closed loop).
-                await trio.sleep(rng.uniform(0.5 * think, 1.5 * think))
+        i = k
+        stream: Any = None
+        conn: Any = None
+        # Clients start spread over one think time, as readers arrive.
+        await trio.sleep(rng.uniform(0, think))
+        while time.monotonic() < deadline:
+            path = paths[i % len(paths)]
+            i += 1
+            t = time.perf_counter()
+            try:
+                if stream is None:
+                    stream = await trio.open_tcp_stream(host, int(port))
+                    conn = h11.Connection(h11.CLIENT)
+                with trio.fail_after(30):
+                    status = await get(stream, conn, path)
+                if status != 200:
+                    errors[str(status)] = errors.get(str(status), 0) + 1
+            except (OSError, ConnectionError, h11.ProtocolError, trio.TooSlowError) as exc:
+                errors[type(exc).__name__] = errors.get(type(exc).__name__, 0) + 1
+                if stream is not None:
+                    await stream.aclose()
+                stream = None
+            latencies.append(time.perf_counter() - t)
+            # A reader looks at a page before the next (0: a closed loop).
+            await trio.sleep(rng.uniform(0.5 * think, 1.5 * think))
+        if stream is not None:
+            await stream.aclose()
 
-    async with shared, trio.open_nursery() as nursery:
+    cpu0 = time.process_time()
+    async with trio.open_nursery() as nursery:
         for k in range(clients):
             nursery.start_soon(client, k)
     latencies.sort()
@@ -184,7 +219,9 @@ async def load(
         "per_s": round(n / seconds, 1),
         "p50_ms": round(latencies[n // 2] * 1e3, 1) if n else None,
         "p99_ms": round(latencies[min(n - 1, int(n * 0.99))] * 1e3, 1) if n else None,
+        "max_ms": round(latencies[-1] * 1e3, 1) if n else None,
         "errors": errors,
+        "client_cpu_s": round(time.process_time() - cpu0, 2),
     }
 
 
@@ -232,8 +269,12 @@ def main() -> int:
             mid = httpx.get(server.url + "/api/matches?kind=ladder&status=done&limit=1").json()[0]
             paths = ["/", "/api/leaderboard", f"/matches/{mid['id']}", f"/bots/{BOTS[0]}",
                      "/api/matches?limit=50"]  # fmt: skip
-            first, t0 = server.done(), time.monotonic()
+            first, t0, cpu0 = server.done(), time.monotonic(), server.cpu_s()
             report["load"] = trio.run(load, server.url, clients, seconds, paths, args.think)
+            served = report["load"]["requests"] or 1
+            report["load"]["server_cpu_ms_per_request"] = round(
+                (server.cpu_s() - cpu0) * 1e3 / served, 2
+            )
             report["ladder_per_min_under_load"] = round(
                 (server.done() - first) / (time.monotonic() - t0) * 60, 2
             )

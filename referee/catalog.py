@@ -59,6 +59,24 @@ def sample_bots() -> tuple[SampleBot, ...]:
     return tuple(bots)
 
 
+def refuse_wrong_game(texts: list[str], game: str) -> str | None:
+    """A one-line reason why a match of ``game`` cannot be played with these bots,
+    when one of them is a sample bot (named, not a file) that does not play it."""
+    import os
+
+    for text in texts:
+        name = text.strip()
+        if os.path.exists(name):
+            continue
+        for bot in sample_bots():
+            if bot.name == name and game not in bot.games:
+                return (
+                    f"sample bot {name!r} does not play {game}; it plays "
+                    f"{', '.join(bot.games)} (see 'referee bots')"
+                )
+    return None
+
+
 def lookup_sample_bot(name: str) -> list[str] | None:
     """The argv of the sample bot called ``name``, or None."""
     for bot in sample_bots():

@@ -23,6 +23,8 @@ from .options import (
 
 
 def configure_match(p: argparse.ArgumentParser) -> None:
+    from .games import GAMES
+
     p.add_argument(
         "bots",
         nargs="+",
@@ -30,7 +32,12 @@ def configure_match(p: argparse.ArgumentParser) -> None:
         help="a sample bot's name (see 'referee bots'), an executable, "
         'or a quoted command line such as "node bot.js"',
     )
-    p.add_argument("--game", default="chaos", help="chaos (default) or roshambo")
+    p.add_argument(
+        "--game",
+        default="chaos",
+        help="the game (default chaos): "
+        + "; ".join(f"{name}: {cls.title}" for name, cls in GAMES.items()),
+    )
     p.add_argument(
         "--classic",
         action="store_true",
@@ -40,7 +47,8 @@ def configure_match(p: argparse.ArgumentParser) -> None:
         "--rounds",
         type=positive_int,
         metavar="N",
-        help="rounds to play (default 10000; 1000 for roshambo)",
+        help="how long the game lasts: "
+        + "; ".join(f"{name}: {cls.rounds_means}" for name, cls in GAMES.items()),
     )
     p.add_argument(
         "--tokens", type=nonneg_int, metavar="N", help="deception tokens per bot (default 50)"
@@ -110,12 +118,17 @@ def run_match(args: argparse.Namespace) -> int:
     import trio
 
     from .bot_command import BotSpec, resolve_command
+    from .catalog import refuse_wrong_game
     from .errors import SandboxFailure, UsageError
     from .games import GAMES
     from .match import MatchConfig, random_seed
     from .match import run_match as play_match
 
     game = "roshambo" if args.classic else args.game
+    if game in GAMES:
+        wrong = refuse_wrong_game(args.bots, game)
+        if wrong is not None:
+            raise CliError(wrong)
     try:
         argvs = [resolve_command(text) for text in args.bots]
     except UsageError as exc:
@@ -174,6 +187,7 @@ def run_match(args: argparse.Namespace) -> int:
     if show:
         from rich.console import Console
 
+        from .explain import seat_notes
         from .ui import result_table, winner_line
 
         out = Console()
@@ -191,9 +205,15 @@ def run_match(args: argparse.Namespace) -> int:
             f", seed {seed}, containment {layer}"
         )
         for f in outcome.faults[:20]:
-            out.print(f"fault: round {f.round} seat {f.seat} {f.kind}: {f.detail}")
+            out.print(
+                f"fault: {word} {f.round} seat {f.seat} {f.kind}: {f.detail}",
+                markup=False,
+                highlight=False,
+            )
         if len(outcome.faults) > 20:
             out.print(f"... and {len(outcome.faults) - 20} more faults (see the replay)")
+        for line in seat_notes(labels, outcome.verdicts, outcome.stderr_logs):
+            out.print(line, markup=False, highlight=False)
         if replay:
             out.print(f"Replay: {replay}")
     if args.json:

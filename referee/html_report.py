@@ -21,21 +21,18 @@ from __future__ import annotations
 
 import base64
 import html
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import msgspec
 import numpy as np
 
-from .replay_view import ViewData
+from .games import GAMES
+from .replay_view import OtherGame, ViewData, load_view
+from .report_page import asset, document, heading_html, summary_html
 
 NO_MOVE = 7
 NO_US = 0xFFFFFFFF
-
-
-def _asset(name: str) -> str:
-    return (resources.files("referee") / "assets" / name).read_text(encoding="utf-8")
 
 
 def _b64(array: Any) -> str:
@@ -76,96 +73,6 @@ def _e(value: Any) -> str:
     return html.escape(str(value), quote=True)
 
 
-def _score(value: Any) -> str:
-    if isinstance(value, float):
-        return f"{value:+.6f}" if value else "0"
-    return _e(value)
-
-
-def _summary_html(data: ViewData) -> str:
-    """The result line, a compact score table, and the rest (commands, seeds,
-    digests, every statistic and measurement) folded away so the plots stay in view."""
-    h = data.header
-    labels = data.labels
-    seat_head = "".join(
-        f'<th class="s{s}">seat {s}: {_e(label)}</th>' for s, label in enumerate(labels)
-    )
-    main: list[str] = []
-    more: list[str] = []
-
-    def row(into: list[str], name: str, cells: list[str], num: bool = False) -> None:
-        cls = ' class="num"' if num else ""
-        into.append(
-            f"<tr><th>{_e(name)}</th>" + "".join(f"<td{cls}>{c}</td>" for c in cells) + "</tr>"
-        )
-
-    bots = h.bots
-    row(more, "bot name", [_e(f"{b.name or '?'} {b.version or ''}".strip()) for b in bots])
-    row(more, "command", [f"<code>{_e(' '.join(b.command))}</code>" for b in bots])
-    row(more, "seed", [_e(b.seed) for b in bots])
-    row(more, "sha256", [f"<code>{_e(b.sha256 or '-')}</code>" for b in bots])
-    footer = data.footer
-    result_line = ""
-    if footer is not None:
-        seats = footer.result.seats
-        verdicts = footer.verdicts
-        row(main, "placement", [_e(s.placement) for s in seats])
-        for key in seats[0].scores:
-            row(main, key, [_score(s.scores.get(key, 0.0)) for s in seats], num=True)
-        row(
-            main,
-            "verdict",
-            [
-                (f'<span class="bad">{_e(v.status)}</span>' if v.status != "ok" else "ok")
-                + (" (disqualified)" if v.disqualified else "")
-                + (f", {len(v.faults)} faults" if v.faults else "")
-                for v in verdicts
-            ],
-        )
-        for key in seats[0].stats:
-            row(more, key, [_e(s.stats.get(key, "")) for s in seats], num=True)
-        row(more, "max move ms", [_e(f"{v.max_move_ms:g}") for v in verdicts], num=True)
-        row(
-            more,
-            "CPU s / peak RSS MiB",
-            [_e(f"{v.cpu_s:g} / {v.peak_rss_kib / 1024:.0f}") for v in verdicts],
-        )
-        row(more, "exit", [_e(v.signal or v.exit_code) for v in verdicts])
-        r = footer.result
-        who = "a draw" if r.winner is None else f"seat {r.winner} ({labels[r.winner]}) wins"
-        result_line = (
-            f'<div class="result"><b>Result:</b> {_e(who)}; {_e(r.reason)}, '
-            f"{r.steps} rounds, {footer.wall_s:g} s wall</div>"
-        )
-        if footer.faults:
-            items = "".join(
-                f"<li>round {f.round}, seat {f.seat}: <b>{_e(f.kind)}</b> {_e(f.detail)}</li>"
-                for f in footer.faults[:30]
-            )
-            if len(footer.faults) > 30:
-                items += f"<li>... {len(footer.faults) - 30} more</li>"
-            result_line += (
-                f'<details><summary class="bad">{len(footer.faults)} faults</summary>'
-                f"<ul>{items}</ul></details>"
-            )
-    else:
-        result_line = (
-            '<div class="result bad">Incomplete replay: no footer after '
-            f"{data.rounds} rounds (the referee stopped mid-match)</div>"
-        )
-    for e in data.events:
-        result_line += (
-            f'<div class="bad">event: round {e.n}: {_e(e.kind)} seats {_e(e.seats)} '
-            f"{_e(e.detail)}</div>"
-        )
-    head = f"<tr><th></th>{seat_head}</tr>"
-    return (
-        f'{result_line}<table class="summary">{head}{"".join(main)}</table>'
-        "<details><summary>Bots, seeds, file digests, statistics and measurements</summary>"
-        f'<table class="summary">{head}{"".join(more)}</table></details>'
-    )
-
-
 # Both tables (the fixed header and the scrolled rows) share these column widths.
 _SEAT_COLUMNS = (
     ("saw opp.", "6.5%", "sep"),
@@ -195,7 +102,8 @@ def _table_head(labels: list[str]) -> str:
     return f'<tr><th></th>{seats}</tr><tr><th class="n">round</th>{names}</tr>'
 
 
-def render_html(data: ViewData) -> str:
+def render_html(data: ViewData, verify: str | None = None) -> str:
+    """The page; ``verify`` is ``referee verify``'s line for the replay, if known."""
     h = data.header
     labels = data.labels
     payload = {
@@ -209,24 +117,9 @@ def render_html(data: ViewData) -> str:
     }
     # "</" inside a <script> element would end it early.
     data_json = msgspec.json.encode(payload).decode().replace("</", "<\\/")
-    params = ", ".join(f"{k} {v}" for k, v in h.params.items() if k != "moves")
-    title = f"{labels[0]} vs {labels[1]}"
-    return f"""<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{_e(title)}: {_e(h.game)} replay</title>
-<style>
-{_asset("report.css")}
-</style>
-</head>
-<body>
-<h1><span class="s0">{_e(labels[0])}</span> vs <span class="s1">{_e(labels[1])}</span></h1>
-<div class="sub">{_e(h.game)} ({_e(params)}) &middot; match seed {_e(h.seed)} &middot;
-started {_e(h.started)} &middot; referee {_e(h.referee_version)} &middot;
-containment {_e(h.containment.get("layer", "?"))} &middot; {data.rounds} rounds recorded</div>
-{_summary_html(data)}
+    word = GAMES[h.game].step_word
+    body = f"""{heading_html(h, word, data.rounds)}
+{summary_html(h, data.footer, data.events, word, data.rounds, verify=verify)}
 <h2>Plots</h2>
 <div id="plots" class="plots"></div>
 <h2 id="rounds">Rounds</h2>
@@ -251,18 +144,30 @@ round, marked &#9670; when a token was spent to show it instead of the real move
 <div id="tip" class="tip"></div>
 <footer>Generated by referee {_e(h.referee_version)} from a replay
 ({data.rounds} rounds). <span id="status" data-ready="no">drawing...</span></footer>
-<script type="application/json" id="replay-data">{data_json}</script>
-<script>
-{_asset("report.js")}
-</script>
-</body>
-</html>
-"""
+<script type="application/json" id="replay-data">{data_json}</script>"""
+    return document(h, body, script=asset("report.js"))
 
 
-def write_html(data: ViewData, out: Path) -> int:
+def write_html(data: ViewData, out: Path, verify: str | None = None) -> int:
     """Write the page; returns its size in bytes."""
-    text = render_html(data).encode("utf-8")
+    return write_page(render_html(data, verify), out)
+
+
+def write_page(page: str, out: Path) -> int:
+    """Write an HTML page; returns its size in bytes."""
+    text = page.encode("utf-8")
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_bytes(text)
     return len(text)
+
+
+def render_replay(path: Path, verify: str | None = None) -> str:
+    """The HTML report of any game's replay: the interactive one where the replay
+    loads as arrays (``replay_view.load_view``), else the game's step report.
+    Raises ReplayError for a file that is not a replay."""
+    from .step_report import render_walk, walk
+
+    try:
+        return render_html(load_view(path), verify)
+    except OtherGame:
+        return render_walk(walk(path), verify)

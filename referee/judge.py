@@ -30,15 +30,19 @@ class SeatClock:
 
     ``quiet`` is the reply time at or under which ``took`` changes nothing (neither a
     new slowest move nor a charge to the bank): a round loop may skip the call for
-    such replies, which are nearly all of them."""
+    such replies, which are nearly all of them. ``owed_s`` sums the times of the
+    replies that came, in time or late: the wall time the seat has owed moves, which
+    the CPU-share watchdog weighs its CPU against (a round loop adds to it itself
+    when it skips ``took``)."""
 
-    __slots__ = ("move_s", "bank", "max_move", "quiet")
+    __slots__ = ("move_s", "bank", "max_move", "quiet", "owed_s")
 
     def __init__(self, move_s: float, bank_s: float) -> None:
         self.move_s = move_s
         self.bank = bank_s
         self.max_move = 0.0
         self.quiet = 0.0
+        self.owed_s = 0.0
 
     def deadline(self, sent: float) -> float:
         """When a reply to a turn sent at ``sent`` is due at the latest."""
@@ -94,14 +98,15 @@ class Judge:
         it came after the deadline, else None (the bank pays what it must)."""
         clock = self.clocks[seat]
         took = arrived - sent
+        clock.owed_s += took
         if arrived > clock.deadline(sent):
             return self.fault(seat, step, FaultKind.TIMEOUT, clock.late(took))
         clock.took(took)
         return None
 
-    def no_reply(self, seat: int, step: int) -> Fault:
-        """The seat's deadline passed without a reply."""
-        return self.fault(seat, step, FaultKind.TIMEOUT, self.clocks[seat].silent())
+    def no_reply(self, seat: int, step: int, hint: str = "") -> Fault:
+        """The seat's deadline passed without a reply; ``hint`` says what was seen."""
+        return self.fault(seat, step, FaultKind.TIMEOUT, self.clocks[seat].silent() + hint)
 
     def must_go(self, asked: Iterable[int], step: int, fatal: Sequence[int]) -> list[int]:
         """After a step's faults: the seats to disqualify now. ``fatal`` are those

@@ -107,6 +107,7 @@ class PlayedMatch(msgspec.Struct):
     finish_cpu_s: float = 0.0
     # Each seat's CPU (its process tree) from its launch to its ready message.
     bot_startup_cpu_s: list[float] = msgspec.field(default_factory=list)
+    stderr_logs: list[str | None] = msgspec.field(default_factory=list)  # by seat
 
 
 def random_seed() -> int:
@@ -221,16 +222,20 @@ class Match:
         for seat, s in enumerate(self.seats):
             s.scratch = Path(tempfile.mkdtemp(prefix=f"referee-seat{seat}-"))
             marker = s.marker = f"rfb-{os.getpid()}-{seat}-{os.urandom(4).hex()}"
-            launch = sbx.prepare_launch(
-                list(s.spec.command),
-                bot_dir=bot_dir_of(s.spec.command),
-                scratch=s.scratch,
-                limits=cfg.limits,
-                layer=self.layer,
-                marker=marker,
-            )
+            try:
+                launch = sbx.prepare_launch(
+                    list(s.spec.command),
+                    bot_dir=bot_dir_of(s.spec.command),
+                    scratch=s.scratch,
+                    limits=cfg.limits,
+                    layer=self.layer,
+                    marker=marker,
+                )
+            except sbx.BotUnreachable as exc:
+                raise UsageError(f"seat {seat} ({s.spec.label}): {exc}") from None
             s.uid, s.uid_leased = launch.uid, launch.leased
             log = log_dir / f"{stem}.seat{seat}.stderr.log" if log_dir is not None else None
+            s.stderr_log = str(log) if log is not None else None
             if placement is not None:  # a child inherits the affinity it is forked with
                 self._pinned_from = self._pinned_from or set(cpus)
                 pin_thread({placement[1][seat]})
@@ -372,6 +377,10 @@ class Match:
                 if bot.lines:
                     line, _t = bot.lines.popleft()
                     s.owed.popleft()
+                    if not is_reply_line(line):
+                        self._fault(seat, 0, faults.HANDSHAKE, extra_line_detail(line, self.game))
+                        failed.append(seat)
+                        continue
                     try:
                         ready = ready_decoder.decode(line)
                     except (ValueError, RecursionError) as exc:
@@ -383,6 +392,7 @@ class Match:
                         failed.append(seat)
                         continue
                     s.name, s.version = ready.name, ready.version
+                    s.ready_bytes = bot.bytes_out
                     continue
                 gone = await self._gone_reason(seat, handshake=True)
                 if gone is not None:
@@ -394,7 +404,8 @@ class Match:
                         seat,
                         0,
                         faults.HANDSHAKE,
-                        f"no ready message within {self.cfg.handshake_timeout:g} s",
+                        f"no ready message within {self.cfg.handshake_timeout:g} s"
+                        + silence_hint(bot),
                     )
                     failed.append(seat)
                 else:
@@ -453,8 +464,9 @@ class Match:
             return faults.CLOSED_STDOUT, "the bot closed its stdout"
         return faults.CLOSED_STDIN, "the bot closed its stdin"
 
-    def _watchdog(self, step: int, force: bool) -> list[int]:
-        """Poll each live bot's process tree; returns seats over a limit."""
+    def _watchdog(self, step: int, force: bool, sent: float | None = None) -> list[int]:
+        """Poll each live bot's process tree; returns seats over a limit. ``sent``:
+        when the turns of ``step`` went out, if they are being waited for."""
         now = time.monotonic()
         if not force and now < self._next_watch:
             return []
@@ -511,11 +523,12 @@ class Match:
                 not out[i] and s.bot is not None and not s.bot.exited
                 for i, s in enumerate(self.seats)
             ]
-            for seat, detail in self._fair.observe(
-                now,
-                [s.cpu_s for s in self.seats],
-                [alive and bool(s.owed) for alive, s in zip(live, self.seats, strict=True)],
-            ):
+            clocks = self.judge.clocks
+            owed_s = [
+                clocks[i].owed_s + (now - sent if sent is not None and s.owed else 0.0)
+                for i, s in enumerate(self.seats)
+            ]
+            for seat, detail in self._fair.observe(now, [s.cpu_s for s in self.seats], owed_s):
                 if live[seat] and seat not in over:
                     self._fault(seat, step, faults.CPU_SHARE, detail)
                     over.append(seat)
@@ -536,16 +549,18 @@ class Match:
         self.writer.write(event)
         self.events.append(event)
 
-    def _take_line(self, seat: int, step: int) -> tuple[bytes, float] | FaultKind | None:
-        """The reply to ``step`` if it has arrived; drops late replies to earlier
-        steps; returns a fault kind for output nobody asked for."""
+    def _take_line(self, seat: int, step: int) -> tuple[bytes, float] | None:
+        """The next line that counts for ``step``, if it has arrived: its reply, or a
+        line that is no reply at all (``_accept`` judges it). Drops late replies to
+        earlier steps. Lines are taken in the order the bot wrote them, whenever
+        they arrived (protocol/README.md, "Extra lines")."""
         s = self.seats[seat]
         bot = s.bot
         assert bot is not None
         while bot.lines:
             line, t = bot.lines.popleft()
-            if not s.owed:
-                return faults.UNSOLICITED_OUTPUT
+            if not s.owed or not is_reply_line(line):
+                return line, t
             asked = s.owed.popleft()
             if asked == step:
                 return line, t
@@ -555,34 +570,33 @@ class Match:
     # -- the loop: pieces shared by both round loops ---------------------------
 
     def _before_step(self, step: int) -> list[int]:
-        """Seats to disqualify before ``step`` starts: a live bot that sent a line
-        since its last answer (nobody asked for it), or one over a resource limit
-        (the watchdog runs if its period is up)."""
-        fatal: list[int] = []
-        out = self.judge.out
-        for seat, s in enumerate(self.seats):
-            if s.bot is not None and s.bot.lines and not s.owed and not out[seat]:
-                self._fault(seat, step, faults.UNSOLICITED_OUTPUT, "a line nobody asked for")
-                fatal.append(seat)
-        fatal += [seat for seat in self._watchdog(step, force=False) if seat not in fatal]
-        return fatal
+        """Seats to disqualify before ``step`` starts: those over a resource limit
+        (the watchdog runs if its period is up). A line that came before its turn
+        was sent is not judged here but as the next turn's, in order, so that when
+        it arrived never changes the verdict."""
+        return self._watchdog(step, force=False)
 
     def _accept(
         self,
         seat: int,
         step: int,
-        got: tuple[bytes, float] | FaultKind,
+        got: tuple[bytes, float],
         sent: float,
         rnd: _Round,
         decode: Callable[[bytes], Any],
     ) -> None:
         """Judge what a seat sent for ``step``: an action, or a fault in ``rnd``."""
-        if isinstance(got, FaultKind):
-            rnd.faults[seat] = self._fault(seat, step, got, "a line nobody asked for")
+        line, t = got
+        if not is_reply_line(line):
+            rnd.faults[seat] = self._fault(
+                seat, step, faults.UNSOLICITED_OUTPUT, extra_line_detail(line, self.game)
+            )
             rnd.fatal.append(seat)
             rnd.faulted = True
             return
-        line, t = got
+        # A reply written before its turn was sent (the bot wrote one line too many
+        # earlier) is this turn's reply all the same, taken at once.
+        t = max(t, sent)
         late = self.judge.reply(seat, step, sent, t)
         if late is not None:
             rnd.faults[seat] = late
@@ -632,7 +646,7 @@ class Match:
                 if len(lines) == 1 and len(owed) == 1:
                     # The usual case: one turn outstanding, one line arrived.
                     owed.pop()
-                    got: tuple[bytes, float] | FaultKind | None = lines.popleft()
+                    got: tuple[bytes, float] | None = lines.popleft()
                 else:
                     got = self._take_line(seat, step) if lines else None
                 if got is not None:
@@ -646,7 +660,9 @@ class Match:
                     rnd.fatal.append(seat)
                     rnd.faulted = True
                 elif now >= deadline[seat]:
-                    rnd.faults[seat] = self.judge.no_reply(seat, step)
+                    silent = bot.inbuf or bot.bytes_out == s.ready_bytes
+                    hint = silence_hint(bot) if silent else ""
+                    rnd.faults[seat] = self.judge.no_reply(seat, step, hint)
                     rnd.faulted = True
                 else:
                     still.append(seat)
@@ -654,7 +670,7 @@ class Match:
             if waiting:
                 wait = min(deadline[seat] for seat in waiting) - monotonic()
                 await mux.wait(min(wait, WATCHDOG_PERIOD))
-                for seat in self._watchdog(step, force=False):
+                for seat in self._watchdog(step, force=False, sent=sent):
                     if seat in waiting:
                         waiting.remove(seat)
                         rnd.fatal.append(seat)
@@ -822,7 +838,8 @@ class Match:
                             handle(events)
                             break
             a0 = a1 = None
-            if clean and got0[1] <= d0 and got1[1] <= d1:  # type: ignore[index]
+            # A line that came before its turn was sent goes the general way too.
+            if clean and sent <= got0[1] <= d0 and sent <= got1[1] <= d1:  # type: ignore[index]
                 try:
                     a0 = decode(got0[0])  # type: ignore[index]
                     a1 = decode(got1[0])  # type: ignore[index]
@@ -835,6 +852,8 @@ class Match:
                 took1 = got1[1] - sent  # type: ignore[index]
                 # Both in time: the judge notes each reply that changes anything
                 # (a slowest move, a charge to the bank); nearly none does.
+                c0.owed_s += took0
+                c1.owed_s += took1
                 if took0 > c0.quiet:
                     c0.took(took0)
                 if took1 > c1.quiet:
@@ -1025,7 +1044,41 @@ class Match:
             play_cpu_s=round(cpu_played - cpu_play, 6),
             finish_cpu_s=round(cpu_ended - cpu_played, 6),
             bot_startup_cpu_s=bot_startup,
+            stderr_logs=[s.stderr_log for s in self.seats],
         )
+
+
+def is_reply_line(line: bytes) -> bool:
+    """Whether a line from a bot counts as a reply: its first non-blank character
+    is ``{`` or ``[`` (a malformed one is a protocol error). Any other line (a debug
+    print, a blank line) is no reply; it is judged by its content alone, never by
+    when it arrived."""
+    head = line[:1]
+    if head == b"{":
+        return True
+    return line.lstrip()[:1] in (b"{", b"[")
+
+
+def silence_hint(bot: BotProcess) -> str:
+    """Why a bot that sent no line may have been silent: nothing at all on its
+    stdout (unflushed output, the commonest first bug), or a line without its end."""
+    if bot.inbuf:
+        return f": {len(bot.inbuf)} bytes arrived without a newline (end each line with \\n)"
+    return ": nothing was read from its stdout (is it flushed after each line?)"
+
+
+EXTRA_LINE_SHOWN = 80  # characters of an extra line shown in its fault
+
+
+def extra_line_detail(line: bytes, game: Game) -> str:
+    """The fault detail of a line that is no reply: the line itself, cut, and what
+    to do about it."""
+    text = line.decode("utf-8", "replace")
+    shown = text if len(text) <= EXTRA_LINE_SHOWN else text[: EXTRA_LINE_SHOWN - 3] + "..."
+    hint = "debug output belongs on stderr"
+    if type(game).notices is not Game.notices:
+        hint += "; notices need no reply"
+    return f"a line that is not a reply: {shown!r} ({hint})"
 
 
 def _write_records(write: Callable[[Step], Any], backlog: list[Step], last: Step | None) -> None:

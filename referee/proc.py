@@ -26,6 +26,10 @@ import trio
 from . import sandbox
 
 READ_CHUNK = 1 << 16
+# Lines of a bot read ahead of the match at most: with this many waiting, its stdout
+# is no longer watched until the match has taken some, and a bot that writes
+# faster than it is asked waits on its full pipe instead of filling our memory.
+LINE_BACKLOG = 64
 STDERR_KEEP = 32 * 1024  # bytes kept from the head and from the tail of stderr
 
 
@@ -349,6 +353,7 @@ class Multiplexer:
             if bot.pidfd is not None:
                 self._register(bot.pidfd, bot, "exit")
         self._writers: set[int] = set()
+        self._paused: list[BotProcess] = []  # stdout unwatched: LINE_BACKLOG lines wait
 
     def _register(self, fd: int, bot: BotProcess, what: str) -> None:
         self.ep.register(fd, select.EPOLLIN)
@@ -399,6 +404,10 @@ class Multiplexer:
                 continue
             bot, what = entry
             if what == "out":
+                if len(bot.lines) >= LINE_BACKLOG:
+                    self._unregister(fd)
+                    self._paused.append(bot)
+                    continue
                 bot.read_stdout(now)
                 if bot.stdout_done:
                     self._unregister(fd)
@@ -455,6 +464,8 @@ class Multiplexer:
         cancellation through. A match owns its process, so blocking the thread
         this briefly delays nothing else of importance.
         """
+        if self._paused:
+            self._resume()
         if timeout <= 0:
             self.pump()
             return
@@ -468,6 +479,18 @@ class Multiplexer:
         with trio.move_on_after(timeout):
             await trio.lowlevel.wait_readable(self.ep.fileno())
         self.pump()
+
+    def _resume(self) -> None:
+        """Watch again the stdout of each paused bot whose backlog has gone down."""
+        still = []
+        for bot in self._paused:
+            if bot.stdout_done or bot.stdout_fd < 0:
+                continue
+            if len(bot.lines) < LINE_BACKLOG:
+                self._register(bot.stdout_fd, bot, "out")
+            else:
+                still.append(bot)
+        self._paused = still
 
     def close(self) -> None:
         self.ep.close()

@@ -58,7 +58,9 @@ class Ready(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
 
 class End(msgspec.Struct, tag="end", tag_field="type", frozen=True):
-    """Last message to a bot. After it the bot must exit; its stdin is then closed."""
+    """Last message to a bot. After it the bot must exit; its stdin is then closed.
+    ``result`` is the match's result as the replay's footer has it (winner, reason,
+    steps, each seat's placement, scores and stats); null if the match was aborted."""
 
     reason: str
     rounds: int

@@ -1,7 +1,7 @@
 """A replay read for display: a Chaos League (or RoShamBo) replay streamed once into
-numpy arrays (``load_view``), any other game's summary and a range of its steps
-(``load_generic``). Used by the terminal viewer (``viewer``) and the HTML report
-(``html_report``); imports neither.
+numpy arrays (``load_view``). Used by the terminal viewer (``viewer``) and the HTML
+report (``html_report``); imports neither. Other games are read step by step
+(``step_report``).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from .errors import ReplayError
 from .games import GAMES
 from .games.base import Fault
 from .games.chaos import Action, Outcome, Turn
-from .replay import Event, Footer, Header, iter_lines, iter_records
+from .replay import Event, Footer, Header, iter_lines
 
 SCORE_NAMES = ("final", "standard", "anti_exploitation", "deception_efficiency")
 BUCKETS = ("HIGH", "MEDIUM", "LOW", "EMPTY")
@@ -42,7 +42,7 @@ _decoder: msgspec.json.Decoder[Any] = msgspec.json.Decoder(Header | _Step | Even
 
 
 class OtherGame(ReplayError):
-    """The replay is of a game without a per-round chart (shown by ``GenericView``)."""
+    """The replay is of a game without a per-round chart (shown by ``step_report``)."""
 
 
 class ViewData:
@@ -229,47 +229,3 @@ def load_view(path: Path) -> ViewData:
         data.obs_self = arr("obs_self", np.int8)
         data.obs_bucket = arr("obs_bucket", np.int8)
     return data
-
-
-# -- the braille chart --------------------------------------------------------------
-
-# Bit of each dot in a braille cell, by (column, row): rows 0-3 top to bottom.
-# -- other games ------------------------------------------------------------------------
-
-
-class GenericView:
-    """Any game's replay: the summary, and the raw records of a range of steps."""
-
-    def __init__(self, header: Header) -> None:
-        self.header = header
-        self.footer: Footer | None = None
-        self.events: list[Event] = []
-        self.rounds = 0
-        self.steps: list[Any] = []  # verify.Step records in the requested range
-
-    @property
-    def labels(self) -> list[str]:
-        return [b.label or b.name or f"seat {b.seat}" for b in self.header.bots]
-
-
-def load_generic(path: Path, first: int = 0, last: int = -1) -> GenericView:
-    """Stream a replay of any game, keeping only the steps numbered first..last."""
-    from .verify import Step, decode_record
-
-    view: GenericView | None = None
-    for _line, record in iter_records(path, decode_record):
-        if isinstance(record, Header):
-            view = GenericView(record)
-        elif view is None:
-            raise ReplayError(f"{path}: not a replay (the first line is no header)")
-        elif isinstance(record, Step):
-            view.rounds += 1
-            if first <= record.n <= last:
-                view.steps.append(record)
-        elif isinstance(record, Event):
-            view.events.append(record)
-        else:
-            view.footer = record
-    if view is None:
-        raise _no_header(path)
-    return view

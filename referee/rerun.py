@@ -36,11 +36,81 @@ class Divergence(msgspec.Struct, frozen=True):
     field: str
     recorded: str
     rerun: str
+    words: str = ""  # what differed, said in a sentence
 
     def describe(self) -> str:
         where = "" if self.round is None else f"round {self.round}, "
         where += "" if self.seat is None else f"seat {self.seat}, "
-        return f"{where}{self.field}: recorded {self.recorded}, rerun {self.rerun}"
+        plain = f"{where}{self.field}: recorded {self.recorded}, rerun {self.rerun}"
+        return f"{self.words} ({plain})" if self.words else plain
+
+
+def _loads(data: bytes) -> Any:
+    try:
+        return msgspec.json.decode(data)
+    except (ValueError, RecursionError):
+        return data.decode("utf-8", "replace")
+
+
+def _value(v: Any) -> str:
+    if v is None:
+        return "nothing"
+    return v if isinstance(v, str) else _short(v)
+
+
+def _differences(a: Any, b: Any) -> str:
+    """Which fields of two JSON objects differ, with both values, in words."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        keys = [k for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
+        return "; ".join(
+            f"{k} {_value(a.get(k))} in the record, {_value(b.get(k))} in the rerun"
+            for k in keys[:3]
+        )
+    return f"{_value(a)} in the record, {_value(b)} in the rerun"
+
+
+def _action_words(n: int, seat: int, x: bytes, y: bytes) -> str:
+    a, b = _loads(x), _loads(y)
+    if isinstance(a, dict) and isinstance(b, dict):
+        if [k for k in set(a) | set(b) if a.get(k) != b.get(k)] == ["real_move"]:
+            return (
+                f"round {n}: seat {seat} played {a['real_move']} in the record, "
+                f"{b['real_move']} in the rerun"
+            )
+        return f"round {n}: seat {seat}'s action differs: {_differences(a, b)}"
+
+    def did(v: Any) -> str:
+        return "had no valid action" if v is None else f"answered {_short(v)}"
+
+    return f"round {n}: seat {seat} {did(a)} in the record, {did(b)} in the rerun"
+
+
+def _nth_fault(faults: list[Any], i: int) -> str:
+    if i >= len(faults):
+        return "no more faults"
+    r, seat, kind = faults[i]
+    return f"{kind} of seat {seat} at round {r}"
+
+
+def _kind_words(kind: Any) -> str:
+    return "no fault" if kind is None else f"a {kind} fault"
+
+
+def _record_words(record: Any) -> str:
+    if isinstance(record, Step):
+        return f"round {record.n} was played"
+    if isinstance(record, Event):
+        who = ", ".join(str(s) for s in record.seats)
+        if record.kind == "disqualified":
+            return (
+                f"seat {who} was disqualified"
+                if len(record.seats) == 1
+                else (f"seats {who} were disqualified")
+            )
+        return f"event {record.kind} (seats {who})"
+    if isinstance(record, Footer):
+        return "the match ended"
+    return "the replay ended"
 
 
 def _short(data: Any) -> str:
@@ -75,13 +145,22 @@ def compare_replays(recorded: Path, rerun: Path) -> tuple[Divergence | None, int
                     "length",
                     "ends here" if a is None else type(a).__name__.lower(),
                     "ends here" if b is None else type(b).__name__.lower(),
+                    f"the record: {_record_words(a)}; the rerun: {_record_words(b)}",
                 ),
                 steps,
             )
         if type(a) is not type(b):
             n = getattr(a, "n", None) if isinstance(a, Step) else getattr(b, "n", None)
+            where = "" if n is None else f"round {n}: "
             return (
-                Divergence(n, None, "record", type(a).__name__.lower(), type(b).__name__.lower()),
+                Divergence(
+                    n,
+                    None,
+                    "record",
+                    type(a).__name__.lower(),
+                    type(b).__name__.lower(),
+                    f"{where}in the record {_record_words(a)}, in the rerun {_record_words(b)}",
+                ),
                 steps,
             )
         if isinstance(a, Header) and isinstance(b, Header):
@@ -94,19 +173,50 @@ def compare_replays(recorded: Path, rerun: Path) -> tuple[Divergence | None, int
             for fld in ("n", "kind", "seats"):
                 if getattr(a, fld) != getattr(b, fld):
                     found = Divergence(
-                        a.n, None, f"event.{fld}", _short(getattr(a, fld)), _short(getattr(b, fld))
+                        a.n,
+                        None,
+                        f"event.{fld}",
+                        _short(getattr(a, fld)),
+                        _short(getattr(b, fld)),
+                        f"in the record {_record_words(a)} at round {a.n}, "
+                        f"in the rerun {_record_words(b)} at round {b.n}",
                     )
                     break
         else:
             assert isinstance(a, Footer) and isinstance(b, Footer)
             ra = msgspec.json.encode(a.result)
             rb = msgspec.json.encode(b.result)
-            found = None if ra == rb else Divergence(None, None, "result", _short(ra), _short(rb))
+            found = None
+            if ra != rb:
+                da, db = _loads(ra), _loads(rb)
+                top = ("winner", "reason", "steps")
+                if isinstance(da, dict) and isinstance(db, dict):
+                    head_a = {k: da.get(k) for k in top}
+                    head_b = {k: db.get(k) for k in top}
+                    what = _differences(head_a, head_b) if head_a != head_b else "the scores"
+                else:
+                    what = "the result"
+                found = Divergence(
+                    None, None, "result", _short(ra), _short(rb), f"the results differ: {what}"
+                )
             if found is None:
                 fa = [(f.round, f.seat, f.kind) for f in a.faults]
                 fb = [(f.round, f.seat, f.kind) for f in b.faults]
                 if fa != fb:
-                    found = Divergence(None, None, "faults", _short(fa), _short(fb))
+                    first = next(
+                        (i for i, (x, y) in enumerate(zip(fa, fb, strict=False)) if x != y),
+                        min(len(fa), len(fb)),
+                    )
+
+                    found = Divergence(
+                        None,
+                        None,
+                        "faults",
+                        _short(fa),
+                        _short(fb),
+                        f"fault {first + 1}: {_nth_fault(fa, first)} in the record, "
+                        f"{_nth_fault(fb, first)} in the rerun",
+                    )
         if found is not None:
             return found, steps
 
@@ -133,14 +243,36 @@ def _compare_steps(a: Step, b: Step) -> Divergence | None:
             x = bytes(getattr(a, fld)[seat])
             y = bytes(getattr(b, fld)[seat])
             if x != y:
-                return Divergence(n, seat, fld, _short(x), _short(y))
+                if fld == "act":
+                    words = _action_words(n, seat, x, y)
+                else:
+                    words = f"round {n}: seat {seat} was sent another turn: " + _differences(
+                        _loads(x), _loads(y)
+                    )
+                return Divergence(n, seat, fld, _short(x), _short(y), words)
         fa, fb = a.fault[seat], b.fault[seat]
         ka = None if fa is None else fa.kind
         kb = None if fb is None else fb.kind
         if ka != kb:
-            return Divergence(n, seat, "fault", str(ka), str(kb))
+            return Divergence(
+                n,
+                seat,
+                "fault",
+                str(ka),
+                str(kb),
+                f"round {n}: seat {seat} had {_kind_words(ka)} in the record, "
+                f"{_kind_words(kb)} in the rerun",
+            )
     if bytes(a.out) != bytes(b.out):
-        return Divergence(n, None, "out", _short(bytes(a.out)), _short(bytes(b.out)))
+        x, y = bytes(a.out), bytes(b.out)
+        return Divergence(
+            n,
+            None,
+            "out",
+            _short(x),
+            _short(y),
+            f"round {n}: the outcome differs: {_differences(_loads(x), _loads(y))}",
+        )
     return None
 
 

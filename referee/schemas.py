@@ -25,10 +25,11 @@ def all_schemas() -> dict[str, dict[str, Any]]:
     }
     for name, game in sorted(GAMES.items()):
         schemas[f"{name}.turn.json"] = _schema(
-            game.observation_type, f"referee -> bot: a {name} turn"
+            game.schema_observation_type or game.observation_type,
+            f"referee -> bot: a {name} turn",
         )
         schemas[f"{name}.action.json"] = _schema(
-            game.action_type, f"bot -> referee: a {name} action"
+            game.schema_action_type or game.action_type, f"bot -> referee: a {name} action"
         )
     return schemas
 

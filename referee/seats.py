@@ -10,6 +10,7 @@ from collections import deque
 from collections.abc import Sequence
 from pathlib import Path
 
+import msgspec
 import trio
 
 from . import sandbox as sbx
@@ -39,6 +40,8 @@ class Seat:
         self.marker = ""  # in the bot's environment: attributes escaped processes
         self.name: str | None = None
         self.version: str | None = None
+        self.ready_bytes = 0  # bytes on its stdout up to its ready message
+        self.stderr_log: str | None = None  # the file its stderr is copied to
         self.peak_rss = 0
         self.cpu_s = 0.0
         self.max_move = 0.0  # the slowest reply, copied from the judge at the end
@@ -60,6 +63,7 @@ async def finish_bots(
                     End(
                         reason=result.reason if result else "aborted",
                         rounds=result.steps if result else 0,
+                        result=msgspec.to_builtins(result) if result else None,
                     )
                 )
             )
@@ -81,6 +85,10 @@ async def finish_bots(
         assert bot is not None
         if not bot.exited:
             s.verdict.killed_by_referee = True
+            if not out[s.index]:  # it was sent "end" and should have gone by itself
+                s.verdict.extra["after_end"] = (
+                    f"did not exit within {EXIT_GRACE_S * 1000:.0f} ms after end; killed"
+                )
         bot.kill()
     # Reap: after SIGKILL this is quick, but bound it for uninterruptible sleeps.
     reap_deadline = time.monotonic() + 5.0

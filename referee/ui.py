@@ -87,7 +87,13 @@ def result_table(outcome: PlayedMatch) -> Table:
         if key in first.stats:
             table.add_row(label, *[fmt.format(s.stats[key]) for s in result.seats])
     table.add_row("faults", *[str(len(v.faults)) for v in outcome.verdicts])
-    table.add_row("verdict", *[v.status for v in outcome.verdicts])
+    table.add_row(
+        "verdict",
+        *[
+            v.status + (", killed after end" if "after_end" in v.extra else "")
+            for v in outcome.verdicts
+        ],
+    )
     table.add_row("max move ms", *[f"{v.max_move_ms:.2f}" for v in outcome.verdicts])
     return table
 

@@ -86,8 +86,9 @@ class Problem(msgspec.Struct, frozen=True):
     message: str  # one line, for humans
     seat: int | None = None  # the seat whose data is wrong, when one is
 
-    def where(self) -> str:
-        at = f"line {self.line}" if self.round is None else f"round {self.round}"
+    def where(self, word: str = "round") -> str:
+        """Where the problem is: "line 3", or "turn 14, seat 1" in the game's ``word``."""
+        at = f"line {self.line}" if self.round is None else f"{word} {self.round}"
         return at if self.seat is None else f"{at}, seat {self.seat}"
 
 
@@ -109,21 +110,28 @@ class VerifyReport(msgspec.Struct):
     def first(self) -> Problem | None:
         return self.problems[0] if self.problems else None
 
+    @property
+    def step_word(self) -> str:
+        cls = GAMES.get(self.game)
+        return "round" if cls is None else cls.step_word
+
     def summary(self) -> str:
-        """One line: OK, INCOMPLETE or FAIL with the first problem."""
+        """One line: OK, INCOMPLETE or FAIL with the first problem, counting steps in
+        the game's own word ("rounds", "turns", ...)."""
+        word = self.step_word
         if self.ok:
             return (
-                f"OK: {self.rounds} rounds, chain intact, result matches "
+                f"OK: {self.rounds} {word}s, chain intact, result matches "
                 f"(final hash {self.final_hash})"
             )
         first = self.first
         if first is None:
             how = "the last line is cut off" if self.cut_line else "no footer"
             return (
-                f"INCOMPLETE: {self.valid_rounds} rounds valid, {how} "
+                f"INCOMPLETE: {self.valid_rounds} {word}s valid, {how} "
                 "(the referee stopped mid-match)"
             )
-        return f"FAIL: {first.where()}: {first.message}"
+        return f"FAIL: {first.where(word)}: {first.message}"
 
 
 # Keep at most this many problems: the first one is what matters, the rest is context.
@@ -640,14 +648,14 @@ def run(args: argparse.Namespace) -> int:
     if args.all:
         for p in report.problems[1:]:
             line = "" if p.round is None else f" (line {p.line})"
-            print(f"  also: {p.where()}{line}: {p.message}")
+            print(f"  also: {p.where(report.step_word)}{line}: {p.message}")
     elif report.first is not None:
         # A broken chain and a rules mismatch tell different stories (an edit, or a
         # re-hashed edit): show the first of the other kind too.
         kind = report.first.kind
         other = next((p for p in report.problems if p.kind != kind and p.kind != FORMAT), None)
         if other is not None and kind != FORMAT:
-            print(f"  also: {other.where()}: {other.message}")
+            print(f"  also: {other.where(report.step_word)}: {other.message}")
     expect = getattr(args, "expect_hash", None)
     if expect is not None and report.final_hash != expect.strip().lower():
         print(

@@ -14,7 +14,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import msgspec
 import numpy as np
 from numpy.typing import NDArray
 from rich import box
@@ -23,16 +22,11 @@ from rich.table import Table
 from rich.text import Text
 
 from .errors import ReplayError
+from .explain import seat_notes, stderr_log_path
 from .faults import FaultRecord
-from .replay_view import (
-    BUCKETS,
-    SEAT_STYLES,
-    GenericView,
-    OtherGame,
-    ViewData,
-    load_generic,
-    load_view,
-)
+from .replay_view import BUCKETS, SEAT_STYLES, OtherGame, ViewData, load_view
+from .report_page import Plot
+from .step_report import Walk, render_walk, report_for, verify_summary, walk
 
 _DOTS = ((0x01, 0x02, 0x04, 0x40), (0x08, 0x10, 0x20, 0x80))
 
@@ -125,9 +119,19 @@ def _fmt(value: Any) -> str:
     return str(value)
 
 
-def summary(data: ViewData | GenericView) -> Group:
+def summary(data: ViewData | Walk, replay: Path | None = None) -> Group:
+    """The header, the result table and the faults, in the game's own words; with
+    ``replay``, also where each seat's stderr log lies next to it."""
     h = data.header
     labels = data.labels
+    if isinstance(data, Walk):
+        word, recorded, where = data.word, data.recorded, data.where
+    else:
+        word, recorded = "round", data.rounds
+
+        def where(n: int) -> str:
+            return f"round {n}"
+
     lines: list[Any] = []
     params = ", ".join(f"{k}={v}" for k, v in h.params.items() if k != "moves")
     lines.append(
@@ -178,23 +182,35 @@ def summary(data: ViewData | GenericView) -> Group:
         lines.append(
             Text.assemble(
                 ("Result: ", "bold"),
-                f"{who}; {r.reason}, {r.steps} rounds, {footer.wall_s:g} s wall",
+                f"{who}; {r.reason}, {r.steps} {word}s, {footer.wall_s:g} s wall",
             )
         )
         shown: list[FaultRecord] = footer.faults[:8]
         for f in shown:
-            lines.append(Text(f"fault: round {f.round} seat {f.seat} {f.kind}: {f.detail}", "red"))
+            lines.append(Text(f"fault: {where(f.round)} seat {f.seat} {f.kind}: {f.detail}", "red"))
         if len(footer.faults) > len(shown):
             lines.append(Text(f"... {len(footer.faults) - len(shown)} more faults", "red"))
+        logs = [
+            str(log)
+            if replay is not None and (log := stderr_log_path(replay, seat)).exists()
+            else None
+            for seat in range(len(footer.verdicts))
+        ]
+        for note in seat_notes(labels, footer.verdicts, logs):
+            lines.append(Text(note))
     else:
         lines.append(
             Text(
-                f"INCOMPLETE: no footer after {data.rounds} rounds (the referee stopped)",
+                f"INCOMPLETE: no footer after {recorded} {word}s (the referee stopped)",
                 style="bold yellow",
             )
         )
     for e in data.events:
-        lines.append(Text(f"event: round {e.n} {e.kind} seats {e.seats} {e.detail}", "yellow"))
+        lines.append(Text(f"event: {where(e.n)} {e.kind} seats {e.seats} {e.detail}", "yellow"))
+    if isinstance(data, Walk) and data.stopped is not None:
+        lines.append(
+            Text(f"the rules could not re-play the replay from here on: {data.stopped}", "yellow")
+        )
     return Group(*lines)
 
 
@@ -316,34 +332,59 @@ def round_table(data: ViewData, first: int, last: int) -> Table:
 # -- other games ------------------------------------------------------------------------
 
 
-def generic_table(view: GenericView, first: int, last: int) -> Table:
-    """Each step's messages as sent and actions as taken, as JSON, by seat."""
+def plot_chart(plot: Plot, width: int = 70, height: int = 8) -> Group:
+    """A game's plot in braille cells: each series in its colour, over its xs."""
+    series = [np.asarray(ys, dtype=np.float64) for _label, _colour, ys in plot.series]
+    styles = [colour for _label, colour, _ys in plot.series]
+    lines, lo, hi = braille_chart(series, styles, width, height)
+    top, bottom = f"{hi:.4g}", f"{lo:.4g}"
+    label_w = max(len(top), len(bottom))
+    out: list[Text] = [Text(plot.title, style="bold")]
+    for i, line in enumerate(lines):
+        label = top if i == 0 else bottom if i == len(lines) - 1 else ""
+        out.append(Text(label.rjust(label_w) + " ") + line)
+    first, last = f"{plot.xs[0]:g}", f"{plot.x_word} {plot.xs[-1]:g}"
+    out.append(Text(" " * (label_w + 1) + first + last.rjust(width - len(first)), style="dim"))
+    legend = Text(" " * (label_w + 1))
+    for label, colour, _ys in plot.series:
+        legend.append("━━ ", style=colour)
+        legend.append(f"{label}   ")
+    out.append(legend)
+    return Group(*out)
+
+
+def step_table(walk: Walk, first: int, last: int) -> Table:
+    """Each step of [first, last] in words: one row per step, as the game's report
+    describes it (who acted, what they did, what changed)."""
+    word = walk.word
+    rows = report_for(walk.header.game).rows(walk, first, last)
     t = Table(
-        title=f"Steps {first}-{last}: what each seat was sent, did, and what followed",
+        title=f"{word.capitalize()}s {first}-{last}: who acted, what they did, what followed",
         header_style="bold",
         box=box.SIMPLE_HEAD,
         pad_edge=False,
+        show_lines=False,
     )
-    for col in ("step", "seat", "sent", "action", "fault", "ms", "outcome"):
-        t.add_column(col, overflow="fold")
-    for step in view.steps:
-        seats = [s for s in range(len(step.obs)) if bytes(step.obs[s]) != b"null"]
-        for k, seat in enumerate(seats):
-            obs = msgspec.json.decode(bytes(step.obs[seat]))
-            if isinstance(obs, dict):
-                obs.pop("type", None)
-            fault = step.fault[seat]
-            us = step.us[seat]
-            t.add_row(
-                str(step.n) if k == 0 else "",
-                Text(str(seat), style=SEAT_STYLES[seat % len(SEAT_STYLES)]),
-                msgspec.json.encode(obs).decode(),
-                bytes(step.act[seat]).decode(),
-                Text(fault.kind, style="bold red") if fault is not None else "",
-                "-" if us is None else f"{us / 1000:.2f}",
-                bytes(step.out).decode() if k == len(seats) - 1 else "",
-                end_section=k == len(seats) - 1,
-            )
+    has_place = any(r.place for r in rows)
+    t.add_column(word, justify="right", no_wrap=True)
+    if has_place:
+        t.add_column("where", no_wrap=True)
+    t.add_column("action", ratio=2, overflow="fold")
+    t.add_column("what followed", ratio=3, overflow="fold")
+    t.add_column("ms", justify="right", no_wrap=True)
+    t.add_column("fault", overflow="fold")
+    for r in rows:
+        style = SEAT_STYLES[r.seats[0] % len(SEAT_STYLES)].split()[-1] if len(r.seats) == 1 else ""
+        cells: list[Any] = [str(r.n)]
+        if has_place:
+            cells.append(r.place)
+        cells += [
+            Text(r.action, style=style),
+            r.change,
+            r.ms,
+            Text(r.fault, style="bold red") if r.fault else "",
+        ]
+        t.add_row(*cells)
     return t
 
 
@@ -369,48 +410,48 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .errors import EXIT_BAD_REPLAY, EXIT_OK, EXIT_USAGE, CliError
+    from .errors import EXIT_BAD_REPLAY, EXIT_OK, CliError
 
     started = time.perf_counter()
     path = Path(args.file)
-    try:
-        data = load_view(path)
-    except OtherGame as other:
-        if args.html:
-            raise CliError(
-                f"--html draws Chaos League and RoShamBo replays; this is {other}",
-                EXIT_USAGE,
-            ) from None
-        first, last = args.rounds if args.rounds is not None else (0, -1)
-        try:
-            generic = load_generic(path, first, last)
-        except ReplayError as exc:
-            raise CliError(str(exc), EXIT_BAD_REPLAY) from None
-        console = Console() if Console().is_terminal else Console(width=140)
-        console.print(summary(generic))
-        if args.rounds is not None:
-            console.print(generic_table(generic, first, last))
-        return EXIT_OK
-    except ReplayError as exc:
-        raise CliError(str(exc), EXIT_BAD_REPLAY) from None
     console = Console()
     if not console.is_terminal:
         # Piped into a file or a pager: do not squeeze the table to 80 columns.
         console = Console(width=140)
-    if args.html:
-        from .html_report import write_html
-
+    try:
+        data = load_view(path)
+    except OtherGame:
         try:
-            size = write_html(data, Path(args.html))
-        except OSError as exc:
-            raise CliError(f"cannot write {args.html}: {exc.strerror or exc}", EXIT_USAGE) from None
-        took = time.perf_counter() - started
-        Console(stderr=True).print(
-            f"wrote {args.html} ({size / 1024:.0f} KiB, {data.rounds} rounds) in {took:.2f} s"
-        )
+            walked = walk(path)
+        except ReplayError as exc:
+            raise CliError(str(exc), EXIT_BAD_REPLAY) from None
+        if args.html:
+            page = render_walk(walked, verify_summary(path))
+            return _write(args.html, page, walked.recorded, walked.word, started)
+        console.print(summary(walked, path))
+        width = max(20, min(args.width, 400))
+        for plot in report_for(walked.header.game).plots(walked):
+            if len(plot.xs) > 1:
+                console.print()
+                console.print(plot_chart(plot, width=width))
+        if args.rounds is not None:
+            first, last = args.rounds
+            numbers = [s.n for s in walked.steps]
+            if numbers and first <= numbers[-1] and last >= numbers[0]:
+                console.print(step_table(walked, first, last))
+            else:
+                span = f"{numbers[0]}-{numbers[-1]}" if numbers else "none"
+                console.print(f"no {walked.word}s {first}-{last} in this replay (it has {span})")
         return EXIT_OK
+    except ReplayError as exc:
+        raise CliError(str(exc), EXIT_BAD_REPLAY) from None
+    if args.html:
+        from .html_report import render_html
+
+        page = render_html(data, verify_summary(path))
+        return _write(args.html, page, data.rounds, "round", started)
     width = max(20, min(args.width, 400))
-    console.print(summary(data))
+    console.print(summary(data, path))
     console.print()
     console.print(score_chart(data, width=width))
     if args.rounds is not None:
@@ -423,12 +464,27 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _write(out: str, page: str, steps: int, word: str, started: float) -> int:
+    from .errors import EXIT_OK, EXIT_USAGE, CliError
+    from .html_report import write_page
+
+    try:
+        size = write_page(page, Path(out))
+    except OSError as exc:
+        raise CliError(f"cannot write {out}: {exc.strerror or exc}", EXIT_USAGE) from None
+    took = time.perf_counter() - started
+    Console(stderr=True).print(
+        f"wrote {out} ({size / 1024:.0f} KiB, {steps} {word}s) in {took:.2f} s"
+    )
+    return EXIT_OK
+
+
 __all__ = [
-    "GenericView",
     "ViewData",
+    "Walk",
     "braille_chart",
-    "load_generic",
     "load_view",
+    "step_table",
     "round_table",
     "score_chart",
     "summary",

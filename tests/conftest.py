@@ -301,3 +301,19 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 def pytest_terminal_summary(terminalreporter: Any) -> None:
     for problem in _unrun:
         terminalreporter.write_line(f"CI=true, but {problem}", red=True, bold=True)
+
+
+@pytest.fixture(scope="session")
+def dask_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """A local Dask scheduler with two workers, started once for every test that
+    plays on a cluster (test_cluster.py, test_server_cluster.py): starting one
+    takes seconds. A test that kills a worker starts another in its place."""
+    from test_cluster import Cluster
+
+    cluster = Cluster(tmp_path_factory.mktemp("cluster"))
+    try:
+        cluster.start()
+        cluster.wait_for_workers(2)
+        yield cluster
+    finally:
+        cluster.stop()

@@ -4,6 +4,7 @@ loopback port, talked to over HTTP."""
 from __future__ import annotations
 
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -134,7 +135,27 @@ class Server:
     def counts(self) -> dict[str, int]:
         return dict(self.json("/api/health")["matches"])
 
+    def sign_up(self, name: str) -> str:
+        """A competitor registered through the sign-up form (open registration);
+        returns the token the page shows once."""
+        r = self.client.post("/signup", data={"name": name})
+        assert r.status_code == 200, r.text
+        found = re.search(r'<pre id="token">([^<]+)</pre>', r.text)
+        assert found is not None, r.text
+        self.client.cookies.clear()  # the form signs its browser in; this client stays anonymous
+        return found[1]
+
+    def upload(self, token: str, data: bytes, **query: str) -> httpx.Response:
+        """POST /api/submit as ``referee submit`` does, without the CLI's start-up."""
+        return self.client.post(
+            "/api/submit",
+            params=query,
+            content=data,
+            headers={"Authorization": f"Bearer {token}"},
+        )
+
     def add_competitor(self, name: str) -> str:
+        """``referee serve --add-competitor NAME`` (the organiser's way, any mode)."""
         proc = subprocess.run(
             [
                 sys.executable,

@@ -12,7 +12,6 @@ import subprocess
 import sys
 import tarfile
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -143,15 +142,10 @@ class Cluster:
             _kill(proc)
 
 
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    c = Cluster(tmp_path_factory.mktemp("cluster"))
-    try:
-        c.start()
-        c.wait_for_workers(2)
-        yield c
-    finally:
-        c.stop()
+@pytest.fixture
+def cluster(dask_cluster: Cluster) -> Cluster:
+    """The session's cluster (conftest.py)."""
+    return dask_cluster
 
 
 @pytest.fixture(scope="module")

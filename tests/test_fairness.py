@@ -6,53 +6,86 @@ from __future__ import annotations
 from referee.sandbox import FairShare
 
 
-def _play(fair: FairShare, ticks: int, used: tuple[float, float], thinking: tuple[bool, bool]):
+def _play(
+    fair: FairShare, ticks: int, used: tuple[float, float], owed: tuple[float, float]
+) -> list[tuple[int, str]]:
+    """``ticks`` readings 0.1 s apart; in each interval seat i uses ``used[i]`` CPU
+    seconds and owes a move for ``owed[i]`` of the 0.1 s."""
     cpu = [0.0, 0.0]
+    owed_s = [0.0, 0.0]
     over: list[tuple[int, str]] = []
-    fair.observe(0.0, cpu, thinking)
+    fair.observe(0.0, cpu, owed_s)
     for tick in range(1, ticks + 1):
         cpu = [cpu[0] + used[0], cpu[1] + used[1]]
-        over += fair.observe(tick * 0.1, cpu, thinking)
+        owed_s = [owed_s[0] + owed[0], owed_s[1] + owed[1]]
+        over += fair.observe(tick * 0.1, cpu, owed_s)
     return over
 
 
 def test_a_hog_is_named_while_its_opponent_thinks_on_one_cpu() -> None:
-    # Seat 1 answered and burns 0.09 s of each 0.1 s; seat 0, thinking, gets 0.01 s.
-    over = _play(FairShare(2, 1), 20, (0.01, 0.09), (True, False))
+    # Seat 1 answered at once and burns 0.09 s of each 0.1 s; seat 0, thinking, gets 0.01 s.
+    over = _play(FairShare(2, 1), 20, (0.01, 0.09), (0.1, 0.0))
     assert over and {seat for seat, _ in over} == {1}
     assert "while its opponent was thinking" in over[0][1]
 
 
-def test_sharing_a_cpu_evenly_is_fair() -> None:
-    # A bot pondering on one thread gets what the thinking one gets: fair, for ever.
-    assert _play(FairShare(2, 1), 1000, (0.05, 0.05), (True, False)) == []
+def test_an_even_split_of_one_cpu_is_still_pondering() -> None:
+    # Half the only CPU while the opponent owes its move: the thinking seat is owed
+    # the CPU, so the ponderer is named (within a second of steady play).
+    over = _play(FairShare(2, 1), 10, (0.05, 0.05), (0.1, 0.0))
+    assert {seat for seat, _ in over} == {1}
 
 
-def test_a_cpu_of_its_own_is_its_share_on_two() -> None:
-    assert _play(FairShare(2, 2), 1000, (0.1, 0.1), (True, False)) == []
-    assert _play(FairShare(2, 2), 50, (0.05, 0.15), (True, False))
+def test_what_a_runtime_does_after_a_reply_is_forgiven() -> None:
+    assert _play(FairShare(2, 1), 1000, (0.09, 0.008), (0.1, 0.0)) == []
+
+
+def test_a_spare_cpu_may_be_pondered_on() -> None:
+    # Two CPUs: the thinking seat needs one, the other may use the other one.
+    assert _play(FairShare(2, 2), 1000, (0.1, 0.1), (0.1, 0.0)) == []
+    assert _play(FairShare(2, 2), 50, (0.05, 0.15), (0.1, 0.0))
 
 
 def test_computing_when_nobody_waits_is_not_counted() -> None:
-    assert _play(FairShare(2, 1), 1000, (0.0, 0.1), (False, False)) == []
-    assert _play(FairShare(2, 1), 1000, (0.1, 0.1), (True, True)) == []
+    assert _play(FairShare(2, 1), 1000, (0.0, 0.1), (0.0, 0.0)) == []
+
+
+def test_a_seat_thinking_alone_may_use_every_cpu() -> None:
+    assert _play(FairShare(2, 2), 1000, (0.2, 0.0), (0.1, 0.0)) == []
+
+
+def test_seats_thinking_together_share_the_cpus() -> None:
+    assert _play(FairShare(2, 1), 1000, (0.05, 0.05), (0.1, 0.1)) == []
+    # Two threads against one on a CPU both want: two thirds is within the tolerance.
+    assert _play(FairShare(2, 1), 1000, (0.067, 0.033), (0.1, 0.1)) == []
+    # Eight busy processes against one thread, both owing a move: not a share.
+    over = _play(FairShare(2, 1), 20, (0.011, 0.089), (0.1, 0.1))
+    assert {seat for seat, _ in over} == {1}
+
+
+def test_a_quick_bot_against_a_slow_one_on_one_cpu_is_fair() -> None:
+    # Seat 0 computes 2 ms a move, seat 1 5 ms, both at once on one CPU: a round
+    # takes 7 ms, seat 0 answers after about 4 ms and then waits. Per 0.1 s: seat 0
+    # owes 0.057 s and uses 0.029 s, seat 1 owes all of it and uses 0.071 s.
+    assert _play(FairShare(2, 1), 1000, (0.029, 0.071), (0.057, 0.1)) == []
 
 
 def test_thinking_before_answering_is_not_pondering() -> None:
-    # Seat 1 thought (and used its CPU) until just before the reading that finds it
-    # idle: that interval is not counted against it.
+    # Seat 1 thought for 0.09 s of the interval (half the CPU, with seat 0 thinking
+    # too), then answered and stopped.
     fair = FairShare(2, 1)
-    fair.observe(0.0, [0.0, 0.0], [True, True])
-    assert fair.observe(0.1, [0.0, 0.5], [True, False]) == []
+    fair.observe(0.0, [0.0, 0.0], [0.0, 0.0])
+    assert fair.observe(0.1, [0.055, 0.045], [0.1, 0.09]) == []
     assert fair.excess == [0.0, 0.0]
 
 
 def test_a_burst_is_forgiven() -> None:
     fair = FairShare(2, 1)
-    fair.observe(0.0, [0.0, 0.0], [True, False])
-    # One interval with 0.15 s of excess, then fair play: never over the limit.
-    assert fair.observe(0.1, [0.0, 0.2], [True, False]) == []
-    cpu = [0.0, 0.2]
+    fair.observe(0.0, [0.0, 0.0], [0.0, 0.0])
+    # One interval with about 0.15 s of excess, then fair play: never over the limit.
+    assert fair.observe(0.1, [0.0, 0.16], [0.1, 0.0]) == []
+    cpu, owed = [0.0, 0.16], [0.1, 0.0]
     for tick in range(2, 100):
-        cpu = [cpu[0] + 0.05, cpu[1] + 0.05]
-        assert fair.observe(tick * 0.1, cpu, [True, False]) == []
+        cpu = [cpu[0] + 0.09, cpu[1] + 0.005]
+        owed = [owed[0] + 0.1, owed[1]]
+        assert fair.observe(tick * 0.1, cpu, owed) == []

@@ -10,7 +10,7 @@ import msgspec
 import pytest
 
 from referee.games.chaos import Action, Turn
-from referee.protocol import Hello, Ready
+from referee.protocol import End, Hello, Ready
 from referee.schemas import all_schemas, check_schemas
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -68,3 +68,76 @@ def test_protocol_readme_examples_decode_as_documented():
 def test_malformed_actions_are_rejected(line):
     with pytest.raises((ValueError, RecursionError)):
         msgspec.json.decode(line, type=Action)
+
+
+def test_the_end_example_decodes_and_carries_a_result():
+    doc = (ROOT / "protocol" / "README.md").read_text()
+    ends = [b for b in _examples(doc) if b.lstrip().startswith('{"type": "end"')]
+    assert len(ends) == 1
+    end = msgspec.json.decode(ends[0].encode(), type=End)
+    assert end.result is not None and end.result["winner"] == 0
+
+
+def _enums(schema: dict) -> list[list[str]]:
+    found: list[list[str]] = []
+
+    def walk(node: object) -> None:
+        if isinstance(node, dict):
+            if "enum" in node:
+                found.append(node["enum"])
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(schema)
+    return found
+
+
+def test_each_game_schema_lists_only_its_own_moves():
+    schemas = all_schemas()
+    classic = {"rock", "paper", "scissors"}
+    moves = [set(e) for e in _enums(schemas["roshambo.action.json"])]
+    assert moves and all(m == classic for m in moves)
+    seen = [set(e) for e in _enums(schemas["roshambo.turn.json"])]
+    assert classic in seen and all("lizard" not in m for m in seen)
+    assert {"rock", "paper", "scissors", "lizard", "spock"} in [
+        set(e) for e in _enums(schemas["chaos.action.json"])
+    ]
+
+
+def test_a_bot_is_sent_the_result_with_end(tmp_path):
+    from conftest import run_cli
+
+    bot = tmp_path / "tell.py"
+    bot.write_text(
+        "import json, sys\n"
+        "sys.stdin.readline()\n"
+        'print(\'{"name": "tell"}\', flush=True)\n'
+        "for line in sys.stdin:\n"
+        "    msg = json.loads(line)\n"
+        "    if msg['type'] == 'end':\n"
+        "        print(line.strip(), file=sys.stderr)\n"
+        "        break\n"
+        "    print(json.dumps({'round': msg['round'], 'real_move': sys.argv[1]}), flush=True)\n"
+    )
+    replay = tmp_path / "m.jsonl"
+    proc = run_cli(
+        "match",
+        f"python3 {bot} rock",
+        f"python3 {bot} scissors",
+        "--rounds",
+        "3",
+        "--seed",
+        "1",
+        "--replay",
+        str(replay),
+        "--json",
+    )
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout)
+    end = json.loads((tmp_path / "m.seat0.stderr.log").read_text())
+    assert end["type"] == "end" and end["reason"] == "complete" and end["rounds"] == 3
+    assert end["result"]["winner"] == result["winner"] == 0
+    assert [s["stats"]["wins"] for s in end["result"]["seats"]] == [3, 0]

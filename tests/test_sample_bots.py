@@ -465,7 +465,7 @@ def test_champion_deceives_a_reactive_bot_paced_and_profitably(champ) -> None:
 
 def test_champion_timing_entry_point() -> None:
     proc = subprocess.run(
-        [sys.executable, str(PY_BOTS / "champion.py"), "--selftest-timing", "1000"],
+        [sys.executable, str(PY_BOTS / "champion.py"), "--selftest-timing", "300"],
         capture_output=True,
         text=True,
         timeout=120,

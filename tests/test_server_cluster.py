@@ -3,7 +3,6 @@ scheduler with two workers (validation stays on the server's machine)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -14,19 +13,9 @@ from serverkit import SAMPLES, Server, wait_for, write_config  # noqa: E402
 from test_cluster import Cluster  # noqa: E402
 
 
-@pytest.fixture
-def cluster(tmp_path: Path) -> Iterator[Cluster]:
-    c = Cluster(tmp_path / "cluster")
-    c.base.mkdir()
-    try:
-        c.start()
-        c.wait_for_workers(2)
-        yield c
-    finally:
-        c.stop()
-
-
-def test_ladder_on_a_dask_cluster(cluster: Cluster, tmp_path: Path) -> None:
+def test_ladder_on_a_dask_cluster(dask_cluster: Cluster, tmp_path: Path) -> None:
+    cluster = dask_cluster  # shared with test_cluster.py (conftest.py)
+    cluster.wait_for_workers(2)
     config = write_config(tmp_path, parallel=2)
     server = Server(config, tmp_path / "data", ("--cluster", cluster.address))
     try:

@@ -1,7 +1,8 @@
 """``kill -9`` of ``referee serve`` in the middle of a ladder match, then a restart:
 every accepted version and every finished match is still there, unchanged, the
 interrupted match is played again (same seed, to the end), and the killed server
-left no bot running."""
+left no bot running. The server runs with invitation-only registration: the
+organiser's ``--add-competitor`` token is the only way in."""
 
 from __future__ import annotations
 
@@ -12,13 +13,19 @@ from serverkit import SAMPLES, Server, wait_for, write_config
 
 
 def test_kill_9_mid_match_loses_nothing(tmp_path: Path) -> None:
-    config = write_config(tmp_path, rounds=2000, parallel=1)
+    config = write_config(tmp_path, rounds=2000, parallel=1, mode="invite")
     data = tmp_path / "data"
     server = Server(config, data)
     try:
-        token = server.add_competitor("alice")
-        proc = server.submit(token, SAMPLES / "bin" / "minimal_c", "--name", "c-bot")
-        assert proc.returncode == 0, proc.stderr
+        # Invitation only: no sign-up link, and the sign-up page refuses with the reason.
+        assert 'href="/signup"' not in server.get("/").text
+        for r in (server.get("/signup"), server.client.post("/signup", data={"name": "x"})):
+            assert r.status_code == 403 and "ask the organiser for a token" in r.text
+        token = server.add_competitor("alice")  # prints the token, and only it
+        assert token.startswith("rt_") and len(token.split()) == 1
+        c_bot = (SAMPLES / "bin" / "minimal_c").read_bytes()
+        r = server.upload(token, c_bot, filename="minimal_c", name="c-bot")
+        assert r.status_code == 200 and r.json()["message"].startswith("accepted, version 1")
 
         def c_bot_mid_match() -> dict | None:
             for m in server.json("/api/matches?status=running"):

@@ -14,7 +14,8 @@ from serverkit import Server, wait_for, write_config
 
 
 def test_finals_freeze_the_ladder_and_publish_the_bracket(tmp_path: Path) -> None:
-    config = write_config(tmp_path, parallel=2)
+    # Three at once: the three pool matches in one go, then the final.
+    config = write_config(tmp_path, parallel=3)
     data = tmp_path / "data"
     finals = Server(config, data, ("--finals",))
     try:
@@ -62,7 +63,10 @@ def test_finals_freeze_the_ladder_and_publish_the_bracket(tmp_path: Path) -> Non
     assert "<h1>Test &lt;ladder&gt;: finals</h1>" in index
     standings = index[index.index('id="standings"') : index.index("</table>")]
     for s in results["standings"]:
-        assert f"<td>{s['name']}</td>" in standings
+        ranks = f"{s['rank_low']}" + (
+            f"-{s['rank_high']}" if s["rank_high"] != s["rank_low"] else ""
+        )
+        assert f'<td class="n">{ranks}</td><td>{s["name"]}</td>' in standings
         assert f"{s['rating_low']:+.0f} .. {s['rating_high']:+.0f}" in standings
     assert 'id="cross"' in index and 'id="bracket"' in index
     assert f'<strong id="champion">{results["champion"]}</strong>' in index

@@ -47,6 +47,15 @@ def test_rate_matches_the_tournament_fit() -> None:
     assert sum(r.games for r in rated) == 2 * len(results)
     assert sum(r.faults for r in rated) == len(results)
     assert rated[6].games == 0 and rated[6].high - rated[6].low == UNRATED_WIDTH
+    # Rank ranges from the same bootstrap: the unplayed version could be anywhere; the
+    # others' ranges hold their rank by rating (as the leaderboard orders them, the
+    # unplayed one at its rating of 0 among them), and the best is surely not last.
+    assert (rated[6].rank_low, rated[6].rank_high) == (1, 7)
+    order = sorted(range(7), key=lambda i: (-rated[i].rating, rated[i].games == 0))
+    for rank, i in enumerate(order, start=1):
+        if i != 6:
+            assert 1 <= rated[i].rank_low <= rank <= rated[i].rank_high <= 7, (rank, rated[i])
+    assert rated[order[0]].rank_high < 6 and rated[order[-1]].rank_low > 1
 
 
 def test_pairing_rules() -> None:

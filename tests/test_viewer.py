@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from conftest import skip_or_fail
 
-from referee.replay import iter_lines
+from referee.replay import iter_lines, read_replay
 from referee.viewer import braille_chart, load_view, parse_range
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -293,7 +293,10 @@ def test_rerun_reports_first_divergence_and_changed_files(tmp_path: Path) -> Non
     assert proc.returncode == 4, proc.stdout + proc.stderr
     assert "seat 0 a: FILES CHANGED" in proc.stdout
     assert "seat 1 b: files unchanged" in proc.stdout
-    assert "DIFFERENT: round 150, seat 0, act:" in proc.stdout
+    different = next(line for line in proc.stdout.splitlines() if "DIFFERENT" in line)
+    assert different.startswith("DIFFERENT: round 150: seat 0's action differs: "), different
+    assert "shadow_move nothing in the record" in different
+    assert "shadow_request false in the record, true in the rerun" in different
     assert "after 149 identical rounds" in proc.stdout
 
 
@@ -304,7 +307,7 @@ def test_rerun_of_a_non_replay_fails_cleanly(tmp_path: Path) -> None:
     assert proc.returncode == 4 and "Traceback" not in proc.stderr
 
 
-def test_other_games_show_summary_and_raw_steps(tmp_path: Path) -> None:
+def test_turn_based_games_show_readable_rows_in_their_own_words(tmp_path: Path) -> None:
     bots = sorted((ROOT / "sample_bots" / "games" / "liars_dice").glob("*.py"))
     if not bots:
         skip_or_fail("no Python Liar's Dice sample bot")
@@ -321,10 +324,22 @@ def test_other_games_show_summary_and_raw_steps(tmp_path: Path) -> None:
         "--quiet",
     )
     assert proc.returncode == 0, proc.stderr
-    proc = cli("replay", str(replay), "--rounds", "1-2")
+    proc = cli("replay", str(replay), "--rounds", "1-3")
     assert proc.returncode == 0, proc.stderr
     assert "liars_dice" in proc.stdout and "seat 2" in proc.stdout and "Result:" in proc.stdout
-    table = proc.stdout[proc.stdout.index("Steps 1-2") :]
-    assert '"step":1' in table.replace("\n", "").replace(" ", "")
-    proc = cli("replay", str(replay), "--html", str(tmp_path / "x.html"))
-    assert proc.returncode == 2 and "Chaos League" in proc.stderr
+    # The game's own plot, in braille cells, with every seat in its legend.
+    chart = proc.stdout[proc.stdout.index("Dice left after each round") :]
+    assert re.search("[\u2801-\u28ff]", chart) and "round " in chart
+    legend = next(line for line in chart.splitlines() if "━━" in line)
+    assert all(f"odds#{k}" in legend for k in (1, 2, 3))
+    table = proc.stdout[proc.stdout.index("Turns 1-3") :]
+    # One row per turn, in words: the turn, its round, who acted and what it did.
+    steps = read_replay(replay).steps[:3]
+    rows = [line for line in table.splitlines() if re.match(r"\s+\d+\s+round \d+", line)]
+    assert [int(r.split()[0]) for r in rows] == [s.n for s in steps]
+    for row, step in zip(rows, steps, strict=True):
+        seat = next(k for k, a in enumerate(step.act) if a is not None)
+        act = step.act[seat]
+        words = f"bids {act['quantity']}×{act['face']}" if act["move"] == "bid" else "calls"
+        assert f"#{seat + 1}: {words}" in row, row
+    assert "{" not in table  # no raw JSON

@@ -260,12 +260,20 @@ def _batch(
     return runs
 
 
+def _auto_layer() -> str:
+    try:
+        return sandbox.choose_layer("auto").name
+    except sandbox.SandboxError:
+        return sandbox.LAYERS[-1]
+
+
 def _params() -> list[Any]:
+    auto = _auto_layer()
     return [
         pytest.param(layer_name, bot, id=f"{layer_name}-{bot.name}")
         for layer_name in sandbox.LAYERS
         for bot in ZOO
-        if bot.name != "rock"
+        if bot.name != "rock" and (bot.name not in catalog.LAYER_INDEPENDENT or layer_name == auto)
     ]
 
 

@@ -16,6 +16,10 @@ Prints markdown tables (used for docs/bots.md):
 * timing: the champion's per-move CPU time over a 20,000-round match in-process
   (median, p99), and its whole CPU time in a real 20,000-round match.
 
+Every table ends with the conditions it was measured in: how many matches,
+the date (UTC), the load average before and after and the parallel jobs, so a
+table run separately (``--part``) or with fewer seeds on a busy machine says so.
+
 Matches between two Python sample bots are played in-process with the helper's
 ``chaosbot.play`` (the same rules, no pipes; scored by the referee's own
 scoring model) unless --cli is given; every other match runs through
@@ -27,8 +31,10 @@ does not.
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import math
+import os
 import statistics
 import subprocess
 import sys
@@ -60,6 +66,21 @@ def interval(xs: list[float]) -> tuple[float, float]:
     if len(xs) < 2:
         return mean, math.inf
     return mean, t95(len(xs) - 1) * statistics.stdev(xs) / math.sqrt(len(xs))
+
+
+def _load() -> str:
+    return f"{os.getloadavg()[0]:.1f}"
+
+
+def conditions(matches: int, jobs: int, load_before: str, started: datetime.datetime) -> None:
+    """The line that says where a table's figures came from."""
+    now = datetime.datetime.now(datetime.UTC)
+    minutes = (now - started).total_seconds() / 60
+    print(
+        f"\n({matches} match{'' if matches == 1 else 'es'}, {started:%Y-%m-%d %H:%M} UTC, {minutes:.0f} min with -j {jobs}; "
+        f"load average {load_before} before, {_load()} after; {os.cpu_count()} CPUs, "
+        f"Python {sys.version.split()[0]})"
+    )
 
 
 def _catalog() -> list[dict]:
@@ -159,6 +180,7 @@ def _play_job(job: tuple) -> dict:
 def field_table(game: str, rounds: int, seeds: int, jobs: int) -> None:
     opponents = catalog(game)
     jobs_list = [(s, o, k) for s in SUBJECTS for o in opponents if o != s for k in range(seeds)]
+    started, load_before = datetime.datetime.now(datetime.UTC), _load()
     with ProcessPoolExecutor(jobs) as pool:
         rows = list(
             pool.map(_play_job, [(s, o, game, rounds, k + 1, None) for s, o, k in jobs_list])
@@ -205,6 +227,7 @@ def field_table(game: str, rounds: int, seeds: int, jobs: int) -> None:
     print(f"- ratio {SUBJECTS[0]} / {SUBJECTS[1]}: {a / b:.3f}")
     for s in SUBJECTS:
         print(f"- {s}'s worst opponent: {worst[s][1]} ({worst[s][0]:+.0f})")
+    conditions(len(jobs_list), jobs, load_before, started)
 
 
 def gain_table(rounds: int, seeds: int, jobs: int) -> None:
@@ -215,6 +238,7 @@ def gain_table(rounds: int, seeds: int, jobs: int) -> None:
         for k in range(seeds)
         for tok in (50, 0)
     ]
+    started, load_before = datetime.datetime.now(datetime.UTC), _load()
     with ProcessPoolExecutor(jobs) as pool:
         rows = list(
             pool.map(_play_job, [(s, o, "chaos", rounds, k + 1, tok) for s, o, k, tok in jobs_list])
@@ -251,9 +275,11 @@ def gain_table(rounds: int, seeds: int, jobs: int) -> None:
     print("|---|---:|---:|")
     for s, g, gh, de in summary:
         print(f"| {s} | {g:+.4f} ± {gh:.4f} | {de:+.4f} |")
+    conditions(len(jobs_list), jobs, load_before, started)
 
 
 def timing(rounds: int) -> None:
+    started, load_before = datetime.datetime.now(datetime.UTC), _load()
     bot = ROOT / "sample_bots" / "python" / "champion.py"
     out = subprocess.run(
         [sys.executable, str(bot), "--selftest-timing", str(rounds)],
@@ -269,6 +295,7 @@ def timing(rounds: int) -> None:
         f"\nA real {rounds:,}-round match (champion vs iocaine, seed 1): champion's CPU "
         f"{cpu['champion']:.2f} s (Iocaine's {cpu['iocaine']:.2f} s), wall {r['wall_s']:.1f} s."
     )
+    conditions(1, 1, load_before, started)
 
 
 def main() -> int:

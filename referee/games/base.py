@@ -85,8 +85,15 @@ class Game(abc.ABC, Generic[StateT]):
     tiebreak: ClassVar[tuple[str, bool] | None] = None
     # - labels of score keys in result tables (keys without one show as they are);
     score_labels: ClassVar[dict[str, str]] = {}
-    # - the word for one step in progress and result lines.
+    # - the word for one step in progress, result and fault lines ("round" in a game
+    #   where everyone acts at once; a turn-based game names its own step: "turn");
     step_word: ClassVar[str] = "round"
+    # - what ``referee match --rounds N`` sets in this game, for its help.
+    rounds_means: ClassVar[str] = "rounds"
+    # - the Structs its JSON Schemas are generated from (protocol/schemas), when the
+    #   game accepts fewer values than the Structs it decodes with (None: those).
+    schema_observation_type: ClassVar[type[msgspec.Struct] | None] = None
+    schema_action_type: ClassVar[type[msgspec.Struct] | None] = None
 
     # What a lean replay (protocol/replay-format.md) may leave out:
     # - whether every turn message follows from the rules, the header's seed and
@@ -187,6 +194,11 @@ class Game(abc.ABC, Generic[StateT]):
 
     @abc.abstractmethod
     def result(self, state: StateT) -> GameResult: ...
+
+    def place(self, state: StateT) -> str:
+        """Where the next step falls in the game's own units, for readers of a replay
+        (e.g. Liar's Dice: "round 3"); "" when the step number says it all."""
+        return ""
 
     def step_number(self, state: StateT) -> int:
         """The number the next step carries in replays (1-based)."""

@@ -79,6 +79,30 @@ class Action(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     round: int | None = None
 
 
+ClassicMove = Literal["rock", "paper", "scissors"]
+
+
+class ClassicTurn(msgspec.Struct, tag="turn", tag_field="type", frozen=True):
+    """A RoShamBo turn: Chaos League's, with the three classic moves; no tokens, so
+    the opponent's bucket is always EMPTY. (For its JSON Schema: the wire uses Turn.)"""
+
+    round: int
+    opponent_last_visible: ClassicMove | None
+    self_last_real: ClassicMove | None
+    opponent_deception_bucket: Literal["EMPTY"]
+
+
+class ClassicAction(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """A RoShamBo answer: one of the three classic moves. ``round``, if given, must
+    equal the round asked. (For its JSON Schema: the referee decodes an Action and
+    refuses lizard and spock as illegal moves.)"""
+
+    real_move: ClassicMove
+    shadow_request: bool = False
+    shadow_move: ClassicMove | None = None
+    round: int | None = None
+
+
 _encode = msgspec.json.Encoder().encode
 # How every encoded Turn starts; the round number follows.
 _TURN_HEAD = b'{"type":"turn","round":'
@@ -187,6 +211,7 @@ class ChaosLeague(Game[ChaosState]):
     default_tokens: ClassVar[int] = 50
     moves: tuple[str, ...] = MOVES
     pair_every_step: ClassVar[bool] = True
+    rounds_means: ClassVar[str] = "rounds (default 10000)"
     ranking_keys: ClassVar[tuple[str, str] | None] = ("final", "standard")
     score_labels: ClassVar[dict[str, str]] = {
         "final": "Final",
@@ -408,4 +433,7 @@ class RoShamBo(ChaosLeague):
     default_steps: ClassVar[int] = 1_000
     default_final_steps: ClassVar[int | None] = None
     default_tokens: ClassVar[int] = 0
+    rounds_means: ClassVar[str] = "rounds (default 1000)"
     moves: tuple[str, ...] = CLASSIC_MOVES
+    schema_observation_type: ClassVar[type[msgspec.Struct] | None] = ClassicTurn
+    schema_action_type: ClassVar[type[msgspec.Struct] | None] = ClassicAction

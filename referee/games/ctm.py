@@ -191,6 +191,9 @@ class Ctm(Game[CtmState]):
     step_echo: ClassVar[str | None] = "step"
     default_steps: ClassVar[int] = 8
     default_games: ClassVar[int] = 2
+    # Four steps (commit, reveal, commit, reveal) make one game of the match.
+    step_word: ClassVar[str] = "step"
+    rounds_means: ClassVar[str] = "games of four steps (default 2)"
 
     def __init__(self, games: int | None = None) -> None:
         if _keccak() is None:
@@ -199,7 +202,9 @@ class Ctm(Game[CtmState]):
         self.games = self.default_games if games is None else games
         if type(self.games) is not int or self.games < 1:
             raise ValueError("games must be a whole number >= 1")
-        self.rounds = 4 * self.games  # steps, for the driver's progress bar
+
+    def length(self) -> int:
+        return 4 * self.games
 
     @classmethod
     def create(cls, seats: int, params: dict[str, Any]) -> Ctm:
@@ -223,6 +228,9 @@ class Ctm(Game[CtmState]):
     def player1(self, state: CtmState) -> int:
         """Player 1 (who wins ties) alternates: seat 0 in odd games, seat 1 in even ones."""
         return (state.game - 1) % 2
+
+    def place(self, state: CtmState) -> str:
+        return f"game {state.game}, {PHASES[state.phase].replace('_', ' ')}"
 
     def to_act(self, state: CtmState) -> Sequence[int]:
         return (0, 1)

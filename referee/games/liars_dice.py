@@ -175,6 +175,9 @@ class LiarsDice(Game[LiarsDiceState]):
     default_steps: ClassVar[int] = 0  # unknown in advance
     default_dice: ClassVar[int] = 5
     default_max_rounds: ClassVar[int] = 1000
+    # A step is one player's turn (a bid or a challenge); a round ends at a challenge.
+    step_word: ClassVar[str] = "turn"
+    rounds_means: ClassVar[str] = "the most rounds (default 1000)"
 
     def __init__(
         self, players: int, dice: int | None = None, max_rounds: int | None = None
@@ -208,6 +211,9 @@ class LiarsDice(Game[LiarsDiceState]):
 
     def new_state(self, seed: int) -> LiarsDiceState:
         return LiarsDiceState(self.seats, self.dice, seed)
+
+    def place(self, state: LiarsDiceState) -> str:
+        return f"round {state.round}"
 
     def to_act(self, state: LiarsDiceState) -> Sequence[int]:
         return (state.turn,)

@@ -171,6 +171,8 @@ class RockPaperStuff(Game[RpsState]):
     step_echo: ClassVar[str | None] = "step"
     default_steps: ClassVar[int] = 100
     default_skin_bytes: ClassVar[int] = 1024
+    step_word: ClassVar[str] = "trade"
+    rounds_means: ClassVar[str] = "trades (default 100 per pair of bots)"
 
     def __init__(
         self, players: int, trades: int | None = None, skin_bytes: int | None = None
@@ -184,7 +186,9 @@ class RockPaperStuff(Game[RpsState]):
             raise ValueError("trades must be a whole number >= 0")
         if type(self.skin_bytes) is not int or self.skin_bytes < 2:
             raise ValueError("skin_bytes must be a whole number >= 2")
-        self.rounds = self.trades  # for the driver's progress bar
+
+    def length(self) -> int:
+        return self.trades
 
     @classmethod
     def create(cls, seats: int, params: dict[str, Any]) -> RockPaperStuff:

@@ -50,7 +50,7 @@ from .base import (
 from .choose import choose_layer
 from .disk import DiskUsage, disk_usage
 from .fairness import FairShare
-from .identity import lease_uid, release_uid
+from .identity import BotUnreachable, lease_uid, release_uid
 from .launch import containment_record, prepare_launch
 from .paths import landlock_abi
 from .proctree import (
@@ -78,6 +78,7 @@ __all__ = [
     "SandboxError",
     "TreeUsage",
     "DiskUsage",
+    "BotUnreachable",
     "FairShare",
     "after_spawn",
     "disk_usage",

@@ -20,6 +20,12 @@ from pathlib import Path
 
 from .base import Limits, SandboxError
 
+
+class BotUnreachable(SandboxError):
+    """The uid a bot runs as cannot open the bot's own files: a set-up mistake
+    of whoever runs the referee, not a fault of the bot."""
+
+
 _leases: dict[int, int] = {}  # uid -> fd holding its lock
 
 
@@ -68,3 +74,26 @@ def release_uid(uid: int | None) -> None:
             os.close(fd)
         except OSError:
             pass
+
+
+def unreachable(path: str, uid: int, gid: int, need: int) -> str | None:
+    """Why ``uid`` (with only ``gid``) cannot use ``path`` with the permission bits
+    ``need`` (``os.R_OK``, ``os.X_OK``), by the ordinary permission rules applied to
+    the file and its own directory; None when it can. A bot's own files in a
+    root-only directory are the usual case: the bot starts, cannot open its script,
+    and exits at once."""
+    target = Path(os.path.abspath(path))
+    for place, bits in ((target.parent, os.X_OK), (target, need)):
+        try:
+            st = place.stat()
+        except OSError:
+            return None  # not ours to judge: the launch reports what is missing
+        if st.st_uid == uid:
+            allowed = (st.st_mode >> 6) & 7
+        elif st.st_gid == gid:
+            allowed = (st.st_mode >> 3) & 7
+        else:
+            allowed = st.st_mode & 7
+        if allowed & bits != bits:
+            return f"{place} is mode {stat.S_IMODE(st.st_mode):04o}, owner uid {st.st_uid}"
+    return None

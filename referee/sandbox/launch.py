@@ -11,8 +11,16 @@ from typing import Any
 import msgspec
 
 from . import registry
-from .base import DEFAULT_PATH, MARKER_ENV, Launch, LaunchPlan, Layer, LayerKind, Limits
-from .identity import lease_uid, release_uid
+from .base import (
+    DEFAULT_PATH,
+    MARKER_ENV,
+    Launch,
+    LaunchPlan,
+    Layer,
+    LayerKind,
+    Limits,
+)
+from .identity import BotUnreachable, lease_uid, release_uid, unreachable
 from .paths import bot_paths, resolve_command
 
 
@@ -44,11 +52,30 @@ def prepare_launch(
     identity = lease_uid(limits)
     try:
         if identity is not None:
+            _check_reach(identity, program, script)
             os.chown(scratch, *identity)
         return _launch(kind, argv, program, scratch, ro_paths, limits, layer, marker, identity)
     except BaseException:
         release_uid(identity[0] if identity else None)
         raise
+
+
+def _check_reach(identity: tuple[int, int], program: str, script: str | None) -> None:
+    """Refuse, with the fix, a bot whose own files its uid cannot open (the referee
+    as root, the bot in a directory only root may enter). Only the bot's own
+    directory and file count: every layer makes the directories above them
+    reachable (bwrap builds the tree, the shim mounts over closed ones)."""
+    wanted = [(program, os.X_OK)]
+    if script is not None:
+        wanted.append((script, os.R_OK))
+    for path, need in wanted:
+        why = unreachable(path, *identity, need)
+        if why is not None:
+            raise BotUnreachable(
+                f"the bot runs as uid {identity[0]}, which cannot "
+                f"{'run' if need == os.X_OK else 'read'} {path} ({why}): let other users "
+                "in (chmod o+x on its directories, o+r on its files) or keep it elsewhere"
+            )
 
 
 def _launch(

@@ -42,6 +42,9 @@ SESSION_COOKIE = "referee_session"
 SESSION_DAYS = 30
 HOUR = 3600.0
 NAME_CHARS = 64
+# At most this many pages are kept for one ladder generation (any query string is a
+# page of its own: the bound keeps odd queries from filling the memory).
+CACHE_PAGES = 2000
 
 
 class Site:
@@ -60,11 +63,14 @@ class Site:
             store.set("secret", secret)
         self.secret = bytes.fromhex(secret)
         self.finals: Any = None  # set by the finals module when they run
-        # Pages that depend only on the ladder's state: key -> (generation, body, type).
-        self.cache: dict[str, tuple[int, bytes, str | None]] = {}
+        # Public pages as sent, for the ladder generation ``cache_generation``:
+        # path and query -> (body, content type, ETag). See ``Site.cached``.
+        self.cache: dict[str, tuple[bytes, bytes, bytes]] = {}
+        self.cache_generation = -1
         self.env = Environment(
             loader=PackageLoader("referee.server", "templates"),
             autoescape=select_autoescape(["html"]),
+            auto_reload=False,  # the templates do not change while the server runs
             trim_blocks=True,
             lstrip_blocks=True,
         )
@@ -110,11 +116,76 @@ class Site:
 
     # -- rendering -------------------------------------------------------------
 
+    def _current_cache(self) -> dict[str, tuple[bytes, bytes, bytes]]:
+        if self.cache_generation != self.ladder.generation or len(self.cache) >= CACHE_PAGES:
+            self.cache.clear()
+            self.cache_generation = self.ladder.generation
+        return self.cache
+
+    @staticmethod
+    def _cache_key(scope: Any) -> str:
+        return str(scope["path"]) + "?" + bytes(scope["query_string"]).decode("latin-1")
+
+    async def cached(self, request: Request, make: Any) -> Response:
+        """The response of ``await make()``, made once per ladder generation for
+        anonymous readers.
+
+        Everything an anonymous GET shows changes only with the ladder (a match
+        starts or ends, ratings or versions change), and the ladder counts those
+        changes in ``generation``: a page made once is sent as it is to every reader
+        until the next change (``send_cached``, before any routing), and a reader
+        who sends its ETag back gets a 304. A signed-in request (a session cookie)
+        is always made afresh: its page names the competitor and may show what only
+        they may see, so it is never kept either."""
+        if request.method != "GET" or SESSION_COOKIE in request.cookies:
+            response: Response = await make()
+            return response
+        generation = self.ladder.generation
+        response = await make()
+        if response.status_code != 200 or not isinstance(response.body, bytes):
+            return response
+        body = bytes(response.body)
+        content_type = next(
+            (v for k, v in response.raw_headers if k == b"content-type"), b"text/plain"
+        )
+        etag = ('"' + hashlib.blake2b(body, digest_size=12).hexdigest() + '"').encode()
+        if generation == self.ladder.generation:  # nothing changed while it was made
+            self._current_cache()[self._cache_key(request.scope)] = (body, content_type, etag)
+        response.headers["etag"] = etag.decode()
+        response.headers["cache-control"] = "no-cache"
+        return response
+
+    async def send_cached(self, scope: Any, send: Any) -> bool:
+        """Answer an anonymous GET from the pages made for this generation; False
+        if it is not one (the application makes it, see ``cached``)."""
+        if scope["type"] != "http" or scope["method"] != "GET":
+            return False
+        if_none_match = b""
+        for name, value in scope["headers"]:
+            if name == b"cookie" and SESSION_COOKIE.encode() in value:
+                return False
+            if name == b"if-none-match":
+                if_none_match = value
+        hit = self._current_cache().get(self._cache_key(scope))
+        if hit is None:
+            return False
+        body, content_type, etag = hit
+        headers = [(b"etag", etag), (b"cache-control", b"no-cache")]
+        if etag in if_none_match:
+            await send({"type": "http.response.start", "status": 304, "headers": headers})
+            await send({"type": "http.response.body", "body": b""})
+            return True
+        headers += [(b"content-type", content_type), (b"content-length", b"%d" % len(body))]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
+        return True
+
     def page(self, request: Request, template: str, status: int = 200, **context: Any) -> Response:
         me = self.session_competitor(request)
         html = self.env.get_template(template).render(
             site=self.cfg.name,
             game=self.cfg.game,
+            step_word=_step_word(self.cfg.game),
             me=me,
             csrf=self.csrf_token(request) if me else "",
             registration=self.cfg.registration.mode,
@@ -180,6 +251,7 @@ class Site:
             )
         except NameTaken as exc:
             raise HTTPException(403, str(exc)) from None
+        self.ladder.touch()  # the bot's page lists the new version, being validated
         # Shielded: a client that hangs up does not cut the validation short (the
         # version would wait for a restart to be validated).
         with trio.CancelScope(shield=True):
@@ -240,7 +312,9 @@ def _public_outcome(outcome: dict[str, Any] | None) -> dict[str, Any] | None:
     return dict(out)
 
 
-def build_app(site: Site) -> Starlette:
+def build_app(site: Site) -> Any:
+    """The ASGI application: pages made for this ladder generation are sent at once,
+    everything else goes through Starlette's routes."""
     store, ladder = site.store, site.ladder
 
     def leaderboard_json() -> dict[str, Any]:
@@ -256,18 +330,21 @@ def build_app(site: Site) -> Starlette:
     async def health(request: Request) -> Response:
         return JSONResponse({"ok": True, "matches": ladder.counts()})
 
-    def cached(key: str, make: Any) -> Response:
-        """A page that depends only on the ladder's state, made once per change of
-        it (the ladder counts changes in ``generation``)."""
-        hit = site.cache.get(key)
-        if hit is None or hit[0] != ladder.generation:
-            response = make()
-            hit = (ladder.generation, response.body, response.media_type)
-            site.cache[key] = hit
-        return Response(hit[1], media_type=hit[2])
+    def cached(handler: Any) -> Any:
+        """``handler`` answering anonymous GETs from ``Site.cached``."""
 
+        async def answer(request: Request) -> Response:
+            async def make() -> Response:
+                response: Response = await handler(request)
+                return response
+
+            return await site.cached(request, make)
+
+        return answer
+
+    @cached
     async def api_leaderboard(request: Request) -> Response:
-        return cached("api/leaderboard", lambda: JSONResponse(leaderboard_json()))
+        return JSONResponse(leaderboard_json())
 
     def _limit(request: Request, default: int = 50) -> int:
         text = request.query_params.get("limit", str(default))
@@ -275,6 +352,7 @@ def build_app(site: Site) -> Starlette:
             raise HTTPException(400, "limit must be a whole number from 1 to 1000")
         return int(text)
 
+    @cached
     async def api_matches(request: Request) -> Response:
         kind = request.query_params.get("kind")
         status = request.query_params.get("status")
@@ -297,6 +375,7 @@ def build_app(site: Site) -> Starlette:
                 raise HTTPException(404, f"no match {text}")
         return row
 
+    @cached
     async def api_match(request: Request) -> Response:
         row = _match(request)
         names = site.versions_of_rows([row])
@@ -354,6 +433,7 @@ def build_app(site: Site) -> Starlette:
             "faults": fault_summary,
         }
 
+    @cached
     async def api_bot(request: Request) -> Response:
         return JSONResponse(bot_data(_bot(request)))
 
@@ -383,27 +463,25 @@ def build_app(site: Site) -> Starlette:
 
     # -- pages -------------------------------------------------------------------
 
+    @cached
     async def index(request: Request) -> Response:
-        def make() -> Response:
-            rows = store.matches(kind="ladder", status="done", limit=15)
-            names = site.versions_of_rows(rows)
-            return site.page(
-                request,
-                "leaderboard.html",
-                board=ladder.leaderboard,
-                recent=[site.match_json(r, names) for r in rows],
-                counts=ladder.counts(),
-                frozen=ladder.frozen,
-            )
+        rows = store.matches(kind="ladder", status="done", limit=15)
+        names = site.versions_of_rows(rows)
+        return site.page(
+            request,
+            "leaderboard.html",
+            board=ladder.leaderboard,
+            recent=[site.match_json(r, names) for r in rows],
+            counts=ladder.counts(),
+            frozen=ladder.frozen,
+        )
 
-        if SESSION_COOKIE in request.cookies:
-            return make()  # the page names who is signed in
-        return cached("index", make)
-
+    @cached
     async def bot_page(request: Request) -> Response:
         data = bot_data(_bot(request))
         return site.page(request, "bot.html", bot=data, plot=_rating_plot(data["history"]))
 
+    @cached
     async def match_page(request: Request) -> Response:
         row = _match(request)
         names = site.versions_of_rows([row])
@@ -442,7 +520,7 @@ def build_app(site: Site) -> Starlette:
             raise HTTPException(404, "this match has no replay (yet)")
         html = await trio.to_thread.run_sync(_viewer_html, site.dir / row.replay)
         if html is None:
-            raise HTTPException(404, f"the replay viewer does not draw {site.cfg.game} matches")
+            raise HTTPException(404, "this match's replay cannot be read")
         return HTMLResponse(html)
 
     async def login(request: Request) -> Response:
@@ -656,7 +734,13 @@ def build_app(site: Site) -> Starlette:
         Route("/api/challenge", api_challenge, methods=["POST"]),
         Route("/api/finals", api_finals),
     ]
-    return Starlette(routes=routes, exception_handlers={HTTPException: http_error})
+    application = Starlette(routes=routes, exception_handlers={HTTPException: http_error})
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        if not await site.send_cached(scope, send):
+            await application(scope, receive, send)
+
+    return app
 
 
 def replay_response(path: Path, filename: str) -> Response:
@@ -681,14 +765,22 @@ def _verify(path: Path) -> str:
 
 
 def _viewer_html(path: Path) -> str | None:
+    """The replay's HTML report (any game), or None if the file is no replay."""
     from ..errors import ReplayError
-    from ..html_report import render_html
-    from ..replay_view import load_view
+    from ..html_report import render_replay
 
     try:
-        return render_html(load_view(path))
+        return render_replay(path)
     except ReplayError:
         return None
+
+
+def _step_word(game: str) -> str:
+    """What the game calls one step ("round", "turn", ...), for the pages."""
+    from ..games import GAMES
+
+    cls = GAMES.get(game)
+    return "round" if cls is None else cls.step_word
 
 
 def _rating_plot(history: list[dict[str, Any]], width: int = 600, height: int = 160) -> str:

@@ -96,6 +96,7 @@ async def run_finals(
     """Freeze the ladder and play the finals (or finish them after a restart)."""
     site.ladder.frozen = True
     store.set("frozen", "1")
+    site.ladder.touch()
     out = finals_dir(data_dir)
     if (out / DB_NAME).is_file():
         tstore = TournamentStore.open(out)
@@ -110,6 +111,7 @@ async def run_finals(
 
     def show(*_: Any) -> None:
         site.finals = {"status": "playing", "summary": live_summary(runner, resolved)}
+        site.ladder.touch()
 
     runner.on_finish = show
     show()
@@ -127,6 +129,7 @@ async def run_finals(
     )
     store.set("finals", "complete")
     site.finals = {"status": "complete", "summary": summary}
+    site.ladder.touch()
 
 
 def load_finished(site: Any, data_dir: Path) -> None:

@@ -35,6 +35,8 @@ class Entry(msgspec.Struct):
     """One row of the leaderboard."""
 
     rank: int
+    rank_low: int  # the 95% range of the rank (1 = best), from the ratings' bootstrap
+    rank_high: int
     bot: str
     owner: str | None
     version: int  # the version's number for its bot
@@ -186,6 +188,8 @@ class Ladder:
                 board.append(
                     Entry(
                         rank=rank,
+                        rank_low=r.rank_low,
+                        rank_high=r.rank_high,
                         bot=v.bot_name,
                         owner=v.owner,
                         version=v.number,
@@ -290,6 +294,11 @@ class Ladder:
             self._counts = (self.generation, self.store.counts())
         return self._counts[1]
 
+    def touch(self) -> None:
+        """Something the pages show changed (a version, the finals): pages made
+        before are stale."""
+        self.generation += 1
+
     def _wake(self) -> None:
         self.generation += 1
         self.changed.set()
@@ -340,6 +349,8 @@ class Ladder:
         if result["ok"]:
             await self.refresh()
             self._wake()
+        else:
+            self.touch()  # the bot's page lists the refused version
         return result
 
 

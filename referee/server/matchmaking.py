@@ -23,6 +23,7 @@ from collections.abc import Sequence
 import msgspec
 import numpy as np
 
+from ..stats.ranks import rank_intervals
 from ..tournament.standings import ELO, _fit_bt
 
 
@@ -36,6 +37,10 @@ class Rated(msgspec.Struct):
     draws: int = 0
     losses: int = 0
     faults: int = 0
+    # The 95% range of the version's rank among those rated together (1 = best),
+    # from the same bootstrap as the rating interval.
+    rank_low: int = 0
+    rank_high: int = 0
 
     @property
     def width(self) -> float:
@@ -102,6 +107,7 @@ def rate(
 
     point = fit(counts[None, :], 1e-9)[0]
     low = high = point
+    rank_low, rank_high = [1] * n, [n] * n
     total = int(counts.sum())
     if total and samples > 0:
         rng = np.random.default_rng(seed)
@@ -109,12 +115,15 @@ def rate(
         boot = fit(draws, 1e-6)
         low = np.percentile(boot, 2.5, axis=0)
         high = np.percentile(boot, 97.5, axis=0)
+        rank_low, rank_high = rank_intervals(boot)
     for i, r in enumerate(out):
         r.rating = round(float(point[i]), 1)
         r.low = round(float(low[i]), 1)
         r.high = round(float(high[i]), 1)
+        r.rank_low, r.rank_high = rank_low[i], rank_high[i]
         if r.games == 0:
             r.low, r.high = r.rating - UNRATED_WIDTH / 2, r.rating + UNRATED_WIDTH / 2
+            r.rank_low, r.rank_high = 1, n  # anywhere, as far as anyone knows
     return out
 
 

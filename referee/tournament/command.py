@@ -221,11 +221,16 @@ def _overridden(cfg: TournamentConfig, args: argparse.Namespace) -> TournamentCo
 
 def _resolve(cfg: TournamentConfig) -> Resolved:
     from ..bot_command import resolve_command
+    from ..catalog import refuse_wrong_game
     from ..errors import UsageError
     from ..match import random_seed
 
     bots = []
     for b in cfg.bot:
+        if isinstance(b.command, str):
+            wrong = refuse_wrong_game([b.command], cfg.game)
+            if wrong is not None:
+                raise ConfigError(f"bot {b.name!r}: {wrong}")
         try:
             argv = resolve_command(b.command)
         except UsageError as exc:

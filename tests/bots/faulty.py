@@ -4,7 +4,7 @@ usage: faulty.py MODE ROUND
   sleep    sleep PAUSE s (argument 3, default 30) before answering ROUND
   hang     stop answering from ROUND on
   exit     exit with code 3 at ROUND
-  garbage  answer ROUND with a line that is not JSON
+  garbage  answer ROUND with a broken JSON object
   badmove  answer ROUND with an unknown move
   noshadow answer ROUND asking for a shadow move without naming one (illegal)
   twice    answer ROUND with two lines
@@ -37,7 +37,7 @@ for line in sys.stdin:
         elif mode in ("exit", "crash5"):
             sys.exit(3)
         elif mode == "garbage":
-            reply = "this is not json\n"
+            reply = "{this is not json\n"
         elif mode == "badmove":
             reply = json.dumps({"round": r, "real_move": "dynamite"}) + "\n"
         elif mode == "noshadow":

@@ -1,7 +1,8 @@
 """Zoo: stdout flood. At round 3 it answers, then keeps writing valid-looking answer
 lines as fast as it can.
 
-Expected verdict: unsolicited_output at round 3 (or output_limit) -> disqualified.
+Expected verdict: the extra lines are taken in order as the replies to rounds 4, 5
+and 6, whose "round" 3 does not match: protocol_error at round 4, disqualified at 6.
 """
 
 import zoolib
