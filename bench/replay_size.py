@@ -4,6 +4,7 @@
     python bench/replay_size.py sizes [--tree DIR] # bytes per round, three games
     python bench/replay_size.py cpu [--before DIR] # the referee's CPU, with and without replay
     python bench/replay_size.py league OUT         # a league's replays, against format 1.0
+    python bench/replay_size.py writer             # the record's CPU per round, alone
 
 ``levels`` compresses each replay as ``ReplayWriter`` does (line by line, a sync
 flush every ``FLUSH_EVERY`` lines, a final flush) at every level and reports the
@@ -182,6 +183,64 @@ def league(out: Path) -> None:
     print(f"ratio: {stored / full:.3f}")
 
 
+def writer_cost(steps: int, repeat: int) -> None:
+    """The replay record's CPU per round in the referee's process, alone: the same
+    Chaos League steps (turns as sent, decoded actions echoing the round as the
+    sample bots do, outcomes) through ``ReplayWriter`` in format 1.0 (every step in
+    full) and 1.1 (lean), plain and gzip, in alternation; best and median of
+    ``repeat`` runs. Playing whole matches measures this too, but on a loaded
+    machine the referee's wait for the bots (a short spin) swamps it."""
+    import random
+
+    import msgspec
+
+    from referee.games.chaos import Action, ChaosLeague
+    from referee.replay import ReplayWriter, Step
+
+    game = ChaosLeague(rounds=steps)
+    state = game.new_state(1)
+    rng = random.Random(1)
+    records = []
+    moves = list(game.moves)
+    for n in range(1, steps + 1):
+        obs = game.encode_turns(state)
+        acts = []
+        for seat in (0, 1):
+            if state.tokens[seat] and rng.random() < 0.05:
+                acts.append(Action(rng.choice(moves), True, rng.choice(moves), n))
+            else:
+                acts.append(Action(rng.choice(moves), round=n))
+        out = game.resolve(state, acts)
+        us = [rng.randrange(50, 3000), rng.randrange(50, 3000)]
+        records.append(Step(n, [msgspec.Raw(o) for o in obs], acts, us, [None, None], out))
+    variants = {
+        "1.0 plain": (".jsonl", None),
+        "1.0 gzip": (".jsonl.gz", None),
+        "1.1 plain": (".jsonl", game),
+        "1.1 gzip": (".jsonl.gz", game),
+    }
+    cpu_us: dict[str, list[float]] = {k: [] for k in variants}
+    size: dict[str, int] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for i in range(repeat):
+            for label, (suffix, lean) in variants.items() if i % 2 else reversed(variants.items()):
+                path = Path(tmp) / f"w{suffix}"
+                start = time.process_time()
+                w = ReplayWriter(path, game=lean)
+                write = w.write
+                for rec in records:
+                    write(rec)
+                w.close()
+                cpu_us[label].append((time.process_time() - start) / steps * 1e6)
+                size[label] = path.stat().st_size
+    print(f"{steps} Chaos League steps through ReplayWriter, {repeat} runs each, alternating")
+    for label, values in cpu_us.items():
+        print(
+            f"{label:10s} best {min(values):5.2f} us/step, median {statistics.median(values):5.2f};"
+            f" {size[label] / steps:6.1f} bytes/step"
+        )
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = p.add_subparsers(dest="what", required=True)
@@ -195,11 +254,16 @@ def main() -> None:
     cp.add_argument("--pairs", type=int, default=10)
     cp.add_argument("--rounds", type=int, default=10_000)
     cp.add_argument("--before", type=Path, help="also time the referee whose source is here")
+    wr = sub.add_parser("writer")
+    wr.add_argument("--steps", type=int, default=10_000)
+    wr.add_argument("--repeat", type=int, default=9)
     lg = sub.add_parser("league")
     lg.add_argument("out", type=Path, help="a tournament's output directory")
     args = p.parse_args()
     if args.what == "levels":
         levels(args.files, args.repeat)
+    elif args.what == "writer":
+        writer_cost(args.steps, args.repeat)
     elif args.what == "league":
         league(args.out)
     elif args.what == "sizes":

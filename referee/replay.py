@@ -41,6 +41,7 @@ DEFAULT_LEAGUE_FORMAT = "gz"
 # The deflate level of gzip replays: the cheapest level within 10% of the best size
 # (bench/replay_size.py, docs/performance.md).
 GZIP_LEVEL = 6
+_NULL = b"null"
 
 
 class BotInfo(msgspec.Struct, omit_defaults=True):
@@ -158,7 +159,6 @@ def utc_now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
-_ECHOED = object()  # in a LeanActions key: the echo field held the step number
 _REQUIRED = object()  # a field without a default: always recorded
 
 
@@ -194,31 +194,30 @@ class LeanActions:
         """The lean encoding of a decoded action of step ``n``."""
         values = msgspec.structs.astuple(action)
         echo = self.echo
-        key: tuple[Any, ...] = values
-        if echo >= 0 and type(values[echo]) is int and values[echo] == n:
-            key = (*values[:echo], _ECHOED, *values[echo + 1 :])
+        key = values
+        if echo >= 0 and values[echo] == n and type(values[echo]) is int:
+            # One element shorter: the echo field held the step number.
+            key = values[:echo] + values[echo + 1 :]
         try:
             found = self._memo.get(key)
         except TypeError:  # a list or dict in the action: not hashable, not memoised
-            return msgspec.Raw(self._encode(self._fields(key)))
+            return msgspec.Raw(self._encode(self._fields(values, key is not values)))
         if found is None:
-            found = msgspec.Raw(self._encode(self._fields(key)))
+            found = msgspec.Raw(self._encode(self._fields(values, key is not values)))
             if len(self._memo) < self.MEMO_SIZE:
                 self._memo[key] = found
         return found
 
-    def _fields(self, key: tuple[Any, ...]) -> dict[str, Any]:
+    def _fields(self, values: tuple[Any, ...], echoed: bool) -> dict[str, Any]:
         out = {}
         for i, (name, value, default) in enumerate(
-            zip(self.names, key, self.defaults, strict=True)
+            zip(self.names, values, self.defaults, strict=True)
         ):
-            if value is _ECHOED:
-                continue
-            if i != self.echo and (
-                value is default or (type(value) is type(default) and value == default)
-            ):
-                continue
-            out[name] = value
+            if i == self.echo:
+                if not echoed:
+                    out[name] = value
+            elif value is not default and (type(value) is not type(default) or value != default):
+                out[name] = value
         return out
 
     def restore(self, fields: dict[str, Any], n: int) -> Any:
@@ -439,7 +438,6 @@ class _ReadStep(msgspec.Struct, tag="step", tag_field="type", kw_only=True):
 _read_step = msgspec.json.Decoder(_ReadStep).decode
 _read_header = msgspec.json.Decoder(Header).decode
 _read_event = msgspec.json.Decoder(Event).decode
-_NULL = b"null"
 
 
 class _Expander:

@@ -14,6 +14,7 @@ import pytest
 from conftest import ROOT, TEST_BOTS, has_content, submit_then
 
 from referee.match import BOT_SLICE_NS
+from referee.replay import iter_lines
 from referee.tournament.executor import cpu_shares
 
 PROBE = TEST_BOTS / "placement_probe.py"
@@ -36,9 +37,9 @@ def test_nothing_is_shared_out_for_one_worker_or_more_workers_than_cpus():
 def _names(out: Path) -> dict[str, list[str]]:
     """Each match's bots' names (``cpus<list>``), by match id."""
     got = {}
-    for replay in sorted((out / "replays").glob("*.jsonl")):
-        header = json.loads(replay.read_text().splitlines()[0])
-        got[replay.name.removesuffix(".jsonl")] = [b["name"] for b in header["bots"]]
+    for replay in sorted((out / "replays").glob("*.jsonl*")):  # gzip or plain
+        header = json.loads(next(iter_lines(replay)))
+        got[replay.name.split(".")[0]] = [b["name"] for b in header["bots"]]
     return got
 
 
