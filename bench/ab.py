@@ -60,8 +60,11 @@ class Side:
         return done.stdout, wall
 
 
-def match_rate(side: Side, bot1: list[str], bot2: list[str], rounds: int, tmp: Path) -> float:
-    """Rounds a second over the time spent playing them, replay written."""
+def match_rate(
+    side: Side, bot1: list[str], bot2: list[str], rounds: int, tmp: Path, record: bool = True
+) -> float:
+    """Rounds a second over the time spent playing them, replay written unless not
+    ``record``."""
     out, _ = side.run(
         [
             "match",
@@ -73,8 +76,7 @@ def match_rate(side: Side, bot1: list[str], bot2: list[str], rounds: int, tmp: P
             "1",
             "--json",
             "--quiet",
-            "--replay",
-            str(tmp / "ab.jsonl"),
+            *(["--replay", str(tmp / "ab.jsonl")] if record else ["--no-replay"]),
         ]
     )
     result = json.loads(out)
@@ -114,6 +116,7 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=7)
     ap.add_argument("--rounds", type=int, default=10_000)
     ap.add_argument("--only", default="", help="comma list of row names")
+    ap.add_argument("--no-replay", action="store_true", help="matches without a replay record")
     args = ap.parse_args()
     this, other = Side(HERE), Side(args.other.resolve())
     cbot = BIN / "cbot"
@@ -141,7 +144,7 @@ def main() -> None:
     rows: dict[str, tuple[str, Callable[[Side], float]]] = {
         "c": (
             "C bots, rounds/s",
-            lambda s: match_rate(s, [str(cbot)], [str(cbot)], args.rounds, tmp),
+            lambda s: match_rate(s, [str(cbot)], [str(cbot)], args.rounds, tmp, not args.no_replay),
         ),
         "py": (
             "no-JSON Python bots, rounds/s",
@@ -151,6 +154,7 @@ def main() -> None:
                 py + [str(HERE / "bench" / "pybot.py")],
                 args.rounds,
                 tmp,
+                not args.no_replay,
             ),
         ),
         "sdk": (
@@ -161,6 +165,7 @@ def main() -> None:
                 py + [str(SAMPLES / "python" / "cycler.py")],
                 args.rounds,
                 tmp,
+                not args.no_replay,
             ),
         ),
         "league": (
