@@ -38,12 +38,6 @@ def _match(layer: str, opponent: str) -> tuple[float, dict]:
 
 @pytest.mark.skipif(shutil.which("taskset") is None, reason="no taskset (util-linux)")
 @pytest.mark.skipif(0 not in os.sched_getaffinity(0), reason="CPU 0 is not ours")
-# Known to fail on a busy machine: when other work takes part of the CPU, the hog's
-# own reply is slowed by its processes, so it owes a move much of the time and the
-# watchdog grants it half the CPU as its share; the thinking bot then runs at half
-# speed. A per-seat cgroup is what would bound it (issue 27 stays open for it). Not
-# strict, so that the runs where it passes say nothing.
-@pytest.mark.xfail(reason="fair CPU on a busy machine is not achieved yet (issue 27)", strict=False)
 @pytest.mark.parametrize("layer", sandbox.LAYERS)
 def test_a_cpu_hog_cannot_slow_its_opponent_beyond_its_share(layer: str) -> None:
     try:

@@ -24,10 +24,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-# Per reading, the excess kept from before (an exponential decay over ~10 readings),
-# and the excess CPU seconds at which a seat is stopped.
-DECAY = 0.9
-LIMIT_S = 0.2
+# Per reading, the excess kept from before (an exponential decay over ~20 readings,
+# two seconds: a hog whose processes slow its own replies takes a little more than
+# its allowance in each reading, and must still add up), and the excess CPU seconds
+# at which a seat is stopped.
+DECAY = 0.95
+LIMIT_S = 0.25
 # Pondering forgiven while an opponent owes a move, as a share of that time: what a
 # bot's runtime does right after a reply (buffers, a collection, a JIT thread).
 TOLERANCE = 0.1
