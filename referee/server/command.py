@@ -18,6 +18,10 @@ from ..errors import CliError
 from ..options import add_replay_format_argument, positive_int
 from ..tournament.config import ConfigError
 
+# Connections the kernel holds for the server before it accepts them (it caps this
+# at net.core.somaxconn).
+LISTEN_BACKLOG = 1024
+
 
 def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--config", required=True, type=Path, help="the competition's TOML file")
@@ -155,8 +159,13 @@ def _serve(store: Any, cfg: Any, data_dir: Path, args: argparse.Namespace) -> in
         from hypercorn.config import Config
         from hypercorn.trio import serve
 
-        executor = cluster or ProcessExecutor(jobs, data_dir / "workers")
-        validator = ProcessExecutor(1, data_dir / "workers" / "validation", share_cpus=False)
+        # Every match the server plays runs at ladder.nice below the server itself,
+        # so the web pages never wait for the CPU behind the bots.
+        nice = cfg.ladder.nice
+        executor = cluster or ProcessExecutor(jobs, data_dir / "workers", nice=nice)
+        validator = ProcessExecutor(
+            1, data_dir / "workers" / "validation", share_cpus=False, nice=nice
+        )
         ladder = Ladder(store, cfg, data_dir, executor, validator, seed)
         ladder.frozen = store.get("frozen") == "1"
         site = Site(store, ladder, cfg, data_dir)
@@ -169,6 +178,10 @@ def _serve(store: Any, cfg: Any, data_dir: Path, args: argparse.Namespace) -> in
         hconfig.accesslog = None
         hconfig.errorlog = "-"
         hconfig.graceful_timeout = 2.0
+        # Readers that connect at once while the loop is busy wait in the kernel's
+        # accept queue; with hypercorn's default of 100 a burst overflows it and the
+        # kernel drops their SYNs, which clients resend only after a second or more.
+        hconfig.backlog = LISTEN_BACKLOG
         try:
             async with trio.open_nursery() as nursery:
 

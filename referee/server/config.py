@@ -30,6 +30,9 @@ class LadderConfig(_Strict):
     settled_width: float = 200.0
     validation_rounds: int = 200  # rounds of the validation match of a new version
     validation_opponent: str = ""  # a sample bot's name; "": the first sample bot
+    # Steps of CPU priority (nice) below the server at which every match it plays
+    # runs, referee loop and bots alike: the site answers first. 0: the same.
+    nice: int = 10
 
 
 class RegistrationConfig(_Strict):
@@ -75,6 +78,8 @@ def validate_competition(cfg: CompetitionConfig) -> None:
         raise ConfigError("ladder.rounds and ladder.validation_rounds must be at least 1")
     if lad.parallel < 0:
         raise ConfigError("ladder.parallel must be >= 0 (0: one per CPU)")
+    if not 0 <= lad.nice <= 19:
+        raise ConfigError(f"ladder.nice must be from 0 to 19, not {lad.nice}")
     if not 0.0 <= lad.random_share <= 1.0:
         raise ConfigError("ladder.random_share must be between 0 and 1")
     if cfg.registration.mode not in ("open", "invite"):

@@ -20,7 +20,7 @@ import msgspec
 import trio
 
 from ..outcome import MatchOutcome
-from .worker import SPREAD, WORKER_COMMAND, Job, Reply, worker_popen_args
+from .worker import SPREAD, Job, Reply, worker_command, worker_popen_args
 
 MAX_ATTEMPTS = 3  # runs of one match before the tournament gives up on it
 
@@ -91,9 +91,12 @@ class _Worker:
 
 
 class ProcessExecutor:
-    def __init__(self, size: int, log_dir: Path, share_cpus: bool = True) -> None:
+    def __init__(self, size: int, log_dir: Path, share_cpus: bool = True, nice: int = 0) -> None:
         self._size = max(1, size)
         self.log_dir = log_dir
+        # Matches run this many steps of CPU priority below the coordinator (see
+        # worker_command): a server that plays them keeps answering its pages.
+        self._command = worker_command(nice)
         # Each worker's share of the CPUs, for jobs that may be confined (see Job).
         self._shares = cpu_shares(list(os.sched_getaffinity(0)), self._size) if share_cpus else None
         self._workers = [_Worker(i) for i in range(self._size)]
@@ -128,7 +131,7 @@ class ProcessExecutor:
             # which then stops the workers by closing their stdin (so in-flight
             # matches end cleanly instead of recording bots killed by SIGINT).
             proc = await trio.lowlevel.open_process(
-                WORKER_COMMAND, stderr=log, **worker_popen_args()
+                self._command, stderr=log, **worker_popen_args()
             )
         finally:
             log.close()

@@ -111,6 +111,14 @@ async def _serve(out_fd: int) -> None:
 
 
 WORKER_COMMAND = [sys.executable, "-m", "referee.tournament.worker"]
+
+
+def worker_command(nice: int = 0) -> list[str]:
+    """The command of a worker whose matches (its referee loop and the bots it starts,
+    which inherit it) run ``nice`` steps below the caller's CPU priority."""
+    return [*WORKER_COMMAND, "--nice", str(nice)] if nice else list(WORKER_COMMAND)
+
+
 # A line the coordinator may send while a match plays: widen the match in progress
 # (started confined to this worker's share of the CPUs) to every CPU the worker may
 # use, because another worker has run out of matches.
@@ -137,7 +145,16 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[n:]
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) == 2 and args[0] == "--nice" and args[1].isdigit():
+        # Before anything runs: the referee loop and every bot started from here play
+        # at the lower priority, both seats alike (a bot cannot raise it again: see
+        # sandbox.seccomp).
+        os.nice(int(args[1]))
+    elif args:
+        print(f"usage: {WORKER_COMMAND[-1]} [--nice N]", file=sys.stderr)
+        return 2
     # Our stdout is the reply channel: keep a private copy of it and point fd 1 at
     # stderr, so a stray print anywhere cannot corrupt the protocol.
     out_fd = os.dup(1)

@@ -3,6 +3,8 @@ read that from the replay header. Plays rock. Standard library only.
 
     placement_probe.py latency        ->  lat<the CPU wake-up latency limit in force>
     placement_probe.py cpus [MS]      ->  cpus<the CPUs it may run on, e.g. 0 or 0-1>
+    placement_probe.py nice [N]       ->  nice<its nice value>; exits at once, before
+                                          the handshake, if N is given and differs
 
 ``lat0`` while the referee keeps idle CPUs polling, ``lat2000000000`` when nobody
 asks, ``latunknown`` if it cannot read the limit (only the basic containment layer
@@ -43,8 +45,15 @@ def time_slice() -> str:
 
 
 mode = sys.argv[1]
-move_s = float(sys.argv[2]) / 1000 if len(sys.argv) > 2 else 0.0
-name = latency_name() if mode == "latency" else "cpus" + cpus()
+if mode == "nice":
+    nice = os.getpriority(os.PRIO_PROCESS, 0)
+    if len(sys.argv) > 2 and nice != int(sys.argv[2]):
+        sys.exit(f"started at nice {nice}, not {sys.argv[2]}")
+    name = f"nice{nice}"
+    move_s = 0.0
+else:
+    move_s = float(sys.argv[2]) / 1000 if len(sys.argv) > 2 else 0.0
+    name = latency_name() if mode == "latency" else "cpus" + cpus()
 seen = ""
 sys.stdin.readline()
 sys.stdout.write(json.dumps({"name": name}) + "\n")
