@@ -2,6 +2,7 @@
 into docs/performance.md by hand).
 
     python bench/server_load.py [--clients 200] [--seconds 30] [--stored 10000] [-j 2]
+                                [--match-nice N]
 
 1. Throughput: ``referee tournament`` (single round robin of the sample bots,
    ``--rounds``, ``-j``) against the server's ladder with the same bots, match
@@ -10,6 +11,10 @@ into docs/performance.md by hand).
    of real ones), then ``--clients`` concurrent clients read the leaderboard, bot,
    match and API pages for ``--seconds`` while the ladder plays: p50/p99 latency,
    errors, and the ladder's matches per minute during the load against without.
+   Beside them: the CPU the server and the readers' client spent per page (they
+   share the machine with the matches), the host's load average before and after,
+   and how often the kernel's accept queue overflowed (dropped connections wait a
+   second or more for the client to try again).
 Bounded: the client count is capped at 500, the time at 300 s, and every
 address is 127.0.0.1.
 """
@@ -51,10 +56,11 @@ def league_text(rounds: int, jobs: int) -> str:
     )
 
 
-def competition_text(rounds: int, jobs: int) -> str:
+def competition_text(rounds: int, jobs: int, nice: int | None = None) -> str:
+    nice_line = "" if nice is None else f"nice = {nice}\n"
     return (
         f'name = "bench"\ngame = "chaos"\nseed = 11\n'
-        f"[ladder]\nrounds = {rounds}\nparallel = {jobs}\n{_bots()}"
+        f"[ladder]\nrounds = {rounds}\nparallel = {jobs}\n{nice_line}{_bots()}"
     )
 
 
@@ -74,9 +80,9 @@ def tournament_rate(work: Path, rounds: int, jobs: int) -> float:
 
 
 class Server:
-    def __init__(self, work: Path, rounds: int, jobs: int) -> None:
+    def __init__(self, work: Path, rounds: int, jobs: int, nice: int | None = None) -> None:
         self.cfg = work / "competition.toml"
-        self.cfg.write_text(competition_text(rounds, jobs))
+        self.cfg.write_text(competition_text(rounds, jobs, nice))
         self.data = work / "data"
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
@@ -120,6 +126,20 @@ class Server:
         self.proc.wait(timeout=60)
 
 
+def listen_overflows() -> int | None:
+    """Connections the kernel dropped because a listening socket's accept queue was
+    full, machine-wide so far (Linux; None elsewhere)."""
+    try:
+        lines = Path("/proc/net/netstat").read_text().splitlines()
+    except OSError:
+        return None
+    for names, values in zip(lines[::2], lines[1::2], strict=False):
+        if names.startswith("TcpExt:"):
+            found = dict(zip(names.split(), values.split(), strict=False))
+            return int(found.get("ListenOverflows", 0))
+    return None
+
+
 def fill(data: Path, stored: int) -> int:
     """Copy finished ladder matches until ``stored`` matches are in the database."""
     conn = sqlite3.connect(data / "server.sqlite")
@@ -156,7 +176,10 @@ async def load(
 
     host, port = url.removeprefix("http://").split(":")
     latencies: list[float] = []
+    steady: list[float] = []  # after the first two think times (every reader is connected)
     errors: dict[str, int] = {}
+    started = time.perf_counter()
+    settled = started + 2 * think
     deadline = time.monotonic() + seconds
 
     async def get(stream: Any, conn: Any, path: str) -> int:
@@ -203,6 +226,8 @@ async def load(
                     await stream.aclose()
                 stream = None
             latencies.append(time.perf_counter() - t)
+            if t >= settled:
+                steady.append(latencies[-1])
             # A reader looks at a page before the next (0: a closed loop).
             await trio.sleep(rng.uniform(0.5 * think, 1.5 * think))
         if stream is not None:
@@ -212,16 +237,28 @@ async def load(
     async with trio.open_nursery() as nursery:
         for k in range(clients):
             nursery.start_soon(client, k)
-    latencies.sort()
+    client_cpu = time.process_time() - cpu0
     n = len(latencies)
     return {
         "requests": n,
         "per_s": round(n / seconds, 1),
-        "p50_ms": round(latencies[n // 2] * 1e3, 1) if n else None,
-        "p99_ms": round(latencies[min(n - 1, int(n * 0.99))] * 1e3, 1) if n else None,
-        "max_ms": round(latencies[-1] * 1e3, 1) if n else None,
+        **percentiles(latencies),
+        "steady": {"requests": len(steady), **percentiles(steady)},
         "errors": errors,
-        "client_cpu_s": round(time.process_time() - cpu0, 2),
+        "client_cpu_s": round(client_cpu, 2),
+        "client_cpu_ms_per_request": round(client_cpu * 1e3 / max(n, 1), 2),
+    }
+
+
+def percentiles(latencies: list[float]) -> dict[str, float | None]:
+    ordered = sorted(latencies)
+    n = len(ordered)
+    if not n:
+        return {"p50_ms": None, "p99_ms": None, "max_ms": None}
+    return {
+        "p50_ms": round(ordered[n // 2] * 1e3, 1),
+        "p99_ms": round(ordered[min(n - 1, int(n * 0.99))] * 1e3, 1),
+        "max_ms": round(ordered[-1] * 1e3, 1),
     }
 
 
@@ -234,6 +271,12 @@ def main() -> int:
     p.add_argument("-j", "--jobs", type=int, default=2)
     p.add_argument(
         "--think", type=float, default=1.0, help="mean seconds between a client's requests"
+    )
+    p.add_argument(
+        "--match-nice",
+        type=int,
+        default=None,
+        help="the server's ladder.nice (default: the server's default)",
     )
     p.add_argument("--skip-tournament", action="store_true")
     args = p.parse_args()
@@ -250,31 +293,39 @@ def main() -> int:
         "rounds": args.rounds,
         "jobs": args.jobs,
         "think_s": args.think,
+        "match_nice": args.match_nice,
+        "nice": os.getpriority(os.PRIO_PROCESS, 0),
     }
     with tempfile.TemporaryDirectory(prefix="server-bench-") as tmp:
         work = Path(tmp)
         if not args.skip_tournament:
             report["tournament_per_min"] = round(tournament_rate(work, args.rounds, args.jobs), 2)
             print("tournament matches/min:", report["tournament_per_min"], flush=True)
-        server = Server(work, args.rounds, args.jobs)
+        server = Server(work, args.rounds, args.jobs, args.match_nice)
         try:
             report["ladder_per_min"] = round(server.rate(max(seconds, 60.0)), 2)
             print("ladder matches/min:", report["ladder_per_min"], flush=True)
             server.stop()
             report["stored"] = fill(server.data, args.stored)
-            server = Server(work, args.rounds, args.jobs)
+            server = Server(work, args.rounds, args.jobs, args.match_nice)
             report["ladder_per_min_stored"] = round(server.rate(seconds), 2)
             import httpx
 
             mid = httpx.get(server.url + "/api/matches?kind=ladder&status=done&limit=1").json()[0]
             paths = ["/", "/api/leaderboard", f"/matches/{mid['id']}", f"/bots/{BOTS[0]}",
                      "/api/matches?limit=50"]  # fmt: skip
+            report["load_average_before_load"] = os.getloadavg()[0]
+            overflows = listen_overflows()
             first, t0, cpu0 = server.done(), time.monotonic(), server.cpu_s()
             report["load"] = trio.run(load, server.url, clients, seconds, paths, args.think)
             served = report["load"]["requests"] or 1
             report["load"]["server_cpu_ms_per_request"] = round(
                 (server.cpu_s() - cpu0) * 1e3 / served, 2
             )
+            report["load_average_after_load"] = os.getloadavg()[0]
+            after = listen_overflows()
+            if overflows is not None and after is not None:
+                report["load"]["listen_overflows"] = after - overflows
             report["ladder_per_min_under_load"] = round(
                 (server.done() - first) / (time.monotonic() - t0) * 60, 2
             )
