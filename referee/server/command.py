@@ -21,6 +21,9 @@ from ..tournament.config import ConfigError
 # Connections the kernel holds for the server before it accepts them (it caps this
 # at net.core.somaxconn).
 LISTEN_BACKLOG = 1024
+# How many times Python's default allocations between young collections the server
+# allows (see quiet_garbage_collector).
+GC_YOUNG_FACTOR = 10
 
 
 def configure(p: argparse.ArgumentParser) -> None:
@@ -66,6 +69,25 @@ def exclusive(data_dir: Path) -> Iterator[None]:
         except BlockingIOError:
             raise CliError(f"another referee serve is using {data_dir}") from None
         yield
+
+
+def quiet_garbage_collector() -> None:
+    """Keep the cyclic garbage collector from pausing the pages.
+
+    Every request makes and drops hundreds of small objects (trio's tasks and cancel
+    scopes, hypercorn's events), so with Python's default threshold a young
+    collection runs every few requests, and now and then a full one walks every
+    object the server holds, most of them made at start (modules, templates) and
+    alive for good: one pause of tens of milliseconds for every reader in flight
+    (docs/performance.md). What exists now is moved out of the collector's sight,
+    and young collections run ten times less often; almost every object a request
+    makes is freed by its reference count long before then."""
+    import gc
+
+    gc.collect()
+    gc.freeze()
+    young, middle, old = gc.get_threshold()
+    gc.set_threshold(young * GC_YOUNG_FACTOR, middle, old)
 
 
 def seed_samples(store: Any, cfg: Any) -> None:
@@ -193,6 +215,7 @@ def _serve(store: Any, cfg: Any, data_dir: Path, args: argparse.Namespace) -> in
 
                 nursery.start_soon(stop_on_signal)
                 await ladder.refresh()
+                quiet_garbage_collector()
                 binds = await nursery.start(serve, app, hconfig)
                 for bind in binds:
                     print(f"referee serve: {cfg.name} on {bind}", flush=True)
