@@ -76,7 +76,7 @@ def quiet_garbage_collector() -> None:
 
     Every request makes and drops hundreds of small objects (trio's tasks and cancel
     scopes, hypercorn's events), so with Python's default threshold a young
-    collection runs every few requests, and now and then a full one walks every
+    collection runs every dozen or so requests, and now and then a full one walks every
     object the server holds, most of them made at start (modules, templates) and
     alive for good: one pause of tens of milliseconds for every reader in flight
     (docs/performance.md). What exists now is moved out of the collector's sight,
