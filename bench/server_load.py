@@ -13,8 +13,9 @@ into docs/performance.md by hand).
    errors, and the ladder's matches per minute during the load against without.
    Beside them: the CPU the server and the readers' client spent per page (they
    share the machine with the matches), the host's load average before and after,
-   and how often the kernel's accept queue overflowed (dropped connections wait a
-   second or more for the client to try again).
+   how long the server's loop waited for a CPU per page, and how often the
+   kernel's accept queue overflowed (dropped connections wait a second or more
+   for the client to try again).
 Bounded: the client count is capped at 500, the time at 300 s, and every
 address is 127.0.0.1.
 """
@@ -120,6 +121,15 @@ class Server:
         """CPU seconds the server process has used (user and system)."""
         fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def cpu_wait_s(self) -> float | None:
+        """Seconds the server's main thread (its event loop) has spent ready to run
+        but waiting for a CPU (Linux schedstat; None where it is not kept)."""
+        try:
+            fields = Path(f"/proc/{self.proc.pid}/schedstat").read_text().split()
+        except OSError:
+            return None
+        return int(fields[1]) / 1e9
 
     def stop(self) -> None:
         self.proc.send_signal(signal.SIGTERM)
@@ -317,11 +327,19 @@ def main() -> int:
             report["load_average_before_load"] = os.getloadavg()[0]
             overflows = listen_overflows()
             first, t0, cpu0 = server.done(), time.monotonic(), server.cpu_s()
+            wait0 = server.cpu_wait_s()
             report["load"] = trio.run(load, server.url, clients, seconds, paths, args.think)
             served = report["load"]["requests"] or 1
             report["load"]["server_cpu_ms_per_request"] = round(
                 (server.cpu_s() - cpu0) * 1e3 / served, 2
             )
+            wait1 = server.cpu_wait_s()
+            if wait0 is not None and wait1 is not None:
+                # How long the server was ready to answer but had no CPU: what a
+                # lower priority for the matches (--match-nice) is meant to shrink.
+                report["load"]["server_cpu_wait_ms_per_request"] = round(
+                    (wait1 - wait0) * 1e3 / served, 2
+                )
             report["load_average_after_load"] = os.getloadavg()[0]
             after = listen_overflows()
             if overflows is not None and after is not None:
