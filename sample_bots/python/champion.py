@@ -93,6 +93,13 @@ SURE_WIN = 0.8  # forecast chance that our answer beats their reply to the fake
 COOLDOWN = 10  # rounds after a token before the next (a misread fake is not repeated)
 REPLY_DECAY = 0.9  # the context table whose rows forecast their reply to a shown move
 AUDIT_AFTER = 4  # spends before the forecasts are discounted by what they realised
+ENDGAME = 1000  # at most this many last rounds (a tenth of the match) see _plan_endgame ...
+SHORT_MEMORY_ENDGAME = 20  # ... and only these when a forgetting forecaster reads them best
+WATCH = 1000  # rounds before them in which the reply forecasters are scored
+LEARNER_DECAYS = (0.98, 0.9)  # simulated first-order learners of our shown moves
+REPLY_TABLE_DECAY = 0.95  # per showing of a move: their recent replies to it
+FORECAST_DECAY = 0.98  # scoring of the reply forecasters
+ENDGAME_MARGIN = 0.02  # expected credit asked beyond what raises the efficiency
 
 
 class History:
@@ -272,6 +279,18 @@ class Champion(chaosbot.Bot):
         self.whole_until = 0
         self.ceiling = np.zeros(n)
         self.reply_tab = self.tables.index(("opp", 2, REPLY_DECAY))
+        # Endgame deception: forecasters of their reply to each move we could show.
+        self.endgame_from = max(2, self.rounds - min(ENDGAME, self.rounds // 10))
+        self.watch_from = max(2, self.endgame_from - WATCH)
+        self.shown: list[int] = []  # our shown moves
+        self.learners = [[[0.0] * n for _ in range(n)] for _ in LEARNER_DECAYS]
+        self.shown_counts = [0.0] * n
+        self.reply_recent = [[0.0] * n for _ in range(n)]
+        self.nfore = len(LEARNER_DECAYS) + 2  # see _forecast for the order
+        self.fore_hit = [0.0] * self.nfore  # decayed mean chance given to their reply
+        self.fore_sharp = [0.0] * self.nfore  # decayed mean chance given to its own forecast
+        self.fore_weight = 0.0
+        self.pending: dict[int, list[list[float]]] = {}  # round index: forecasts made then
 
     # -- learning ------------------------------------------------------------
 
@@ -339,6 +358,8 @@ class Champion(chaosbot.Bot):
             self.count_cells[self.ctx_cells + moves] += weights
         self._contexts()
         self._learn_reply(o, m)
+        if t > self.watch_from:
+            self._score_forecasts(t, o)
 
     def _contexts(self) -> None:
         """Each table's context for predicting the next round (ctx_prev, ctx_ok)."""
@@ -380,6 +401,127 @@ class Champion(chaosbot.Bot):
             misread = max(0.0, f[shown, seen] - f[real, seen])
             self.realised_sum += misread * self.out[(mine - seen) % self.n]
             self.forecast_sum += forecast
+
+    # -- forecasting their reply to a shown move (endgame) ---------------------
+
+    def _learner_reply(self, counts: list[float]) -> list[float]:
+        """What a learner that counts our moves plays: an answer to our likeliest
+        move, the one of the answers that does best against the counts (ties
+        shared), or a random move with nothing counted."""
+        n = self.n
+        top = max(counts)
+        dist = [0.0] * n
+        if top <= 0.0:
+            return [1.0 / n] * n
+        likely = [z for z in range(n) if counts[z] == top]
+        out = self.out
+        for z in likely:
+            options = [(z + k) % n for k in range(1, (n - 1) // 2 + 1)]
+            score = [sum(c * out[(a - b) % n] for b, c in enumerate(counts)) for a in options]
+            best = max(score)
+            picks = [a for a, sc in zip(options, score, strict=True) if sc == best]
+            for a in picks:
+                dist[a] += 1.0 / (len(likely) * len(picks))
+        return dist
+
+    def _forecast(self, v: int, prev: int) -> list[list[float]]:
+        """Each forecaster's distribution of their next move if we show v now.
+
+        Simulated first-order learners of our shown moves (as a Markov bot
+        counts them, at two decays), a frequency learner of our shown moves,
+        and their recent replies to v itself."""
+        n = self.n
+        fc = []
+        for d, table in zip(LEARNER_DECAYS, self.learners, strict=True):
+            row = table[v]
+            if prev == v:
+                row = [x * d for x in row]
+                row[v] += 1.0
+            fc.append(self._learner_reply(row))
+        counts = list(self.shown_counts)
+        counts[v] += 1.0
+        fc.append(self._learner_reply(counts))
+        recent = self.reply_recent[v]
+        total = sum(recent)
+        fc.append([x / total for x in recent] if total > 0 else [1.0 / n] * n)
+        return fc
+
+    def _after_show(self, idx: int, v: int) -> None:
+        """Commit the move we show in round idx to the simulated learners."""
+        prev = self.shown[-1] if self.shown else -1
+        if idx >= self.watch_from:
+            self.pending[idx] = self._forecast(v, prev)
+            if prev >= 0:
+                for d, table in zip(LEARNER_DECAYS, self.learners, strict=True):
+                    row = table[prev]
+                    for k in range(self.n):
+                        row[k] *= d
+                    row[v] += 1.0
+        self.shown_counts[v] += 1.0
+        self.shown.append(v)
+
+    def _score_forecasts(self, t: int, seen: int) -> None:
+        """Score the forecasts of round t-1 against their move in round t."""
+        fc = self.pending.pop(t - 1, None)
+        if seen < 0 or fc is None:
+            return
+        shown = self.shown[t - 1]
+        row = self.reply_recent[shown]
+        for k in range(self.n):
+            row[k] *= REPLY_TABLE_DECAY
+        row[seen] += 1.0
+        d = FORECAST_DECAY
+        self.fore_weight = self.fore_weight * d + (1 - d)
+        for k, dist in enumerate(fc):
+            self.fore_hit[k] = self.fore_hit[k] * d + (1 - d) * dist[seen]
+            self.fore_sharp[k] = self.fore_sharp[k] * d + (1 - d) * sum(p * p for p in dist)
+
+    def _plan_endgame(self, rnd: int, real: int) -> tuple[int, int, float] | None:
+        """(shown move, next round's answer, expected credit) in the last rounds.
+
+        A false move kicks a learning opponent off its course, which costs points
+        over the rest of the match: here there is little match left. Their reply
+        to each move we could show is forecast by the forecaster that has been
+        right most often lately, calibrated by how often it was right (mixed
+        with a uniform guess); the shown move and the answer are those with the
+        best expected credit as the scoring measures it (the whole-match reply
+        table). An opponent that ignores what it sees gets the same forecast
+        whatever we show, and rows of the table alike: no credit, no token."""
+        if rnd >= self.rounds or self.fore_weight <= 0.0:
+            return None
+        n = self.n
+        hits = [h / self.fore_weight for h in self.fore_hit]
+        k = max(range(self.nfore), key=hits.__getitem__)
+        sharp = self.fore_sharp[k] / self.fore_weight
+        uniform = 1.0 / n
+        if sharp <= uniform or hits[k] <= uniform:
+            return None
+        lam = min(1.0, (hits[k] - uniform) / (sharp - uniform))
+        prev = self.shown[-1] if self.shown else -1
+        fc = np.array([self._forecast(v, prev)[k] for v in range(n)])
+        # An opponent read best by a forgetting model (a decayed learner, its
+        # recent replies) weighs one false move heavily: it follows it for the
+        # rounds after, off the course we read, which costs more points than the
+        # credit, so only the last few rounds are open. One read best by
+        # whole-match counts takes a false move as one count among thousands.
+        if k != FREQUENCY_FORECASTER and self.rounds - rnd > SHORT_MEMORY_ENDGAME:
+            return None
+        fc = lam * fc + (1.0 - lam) * uniform
+        f = self._reply_model()
+        misread = np.maximum(0.0, f - f[real])
+        credit = (fc * misread).dot(self.payoff.T)  # [shown, answer]
+        credit[real] = -1.0
+        trust = 1.0
+        if self.spends >= AUDIT_AFTER and self.forecast_sum > 0:
+            trust = min(1.0, max(0.0, self.realised_sum / self.forecast_sum))
+        best = int(credit.argmax())
+        shown, answer = divmod(best, n)
+        expected = float(credit[shown, answer]) * trust
+        spent = self.spends
+        rate = (self.realised_sum - KAPPA * spent) / (spent + 10)
+        if expected <= KAPPA + max(0.0, rate) + ENDGAME_MARGIN:
+            return None
+        return shown, answer, expected
 
     # -- deciding ------------------------------------------------------------
 
@@ -523,16 +665,25 @@ class Champion(chaosbot.Bot):
         if self.sting >= 0:
             real = self.sting
             self.sting = -1
-        plan = self._plan_shadow(turn.round, real) if self.tokens > 0 else None
+        plan = None
+        if self.tokens > 0:
+            if turn.round > self.endgame_from:
+                plan = self._plan_endgame(turn.round, real)
+            if plan is None:
+                plan = self._plan_shadow(turn.round, real)
         if plan is None:
             self.honest_shown.append(real)
+            self._after_show(turn.round - 1, real)
             return self.cyc[real]
         shown, self.sting, forecast = plan
         self.spend_log[turn.round - 1] = (shown, real, forecast)
         self.spends += 1
         self.honest_shown.append(-1)
+        self._after_show(turn.round - 1, shown)
         return chaosbot.Shadow(self.cyc[real], self.cyc[shown])
 
+
+FREQUENCY_FORECASTER = len(LEARNER_DECAYS)  # index of the whole-match learner in _forecast
 
 # History-matching slots: (history, predicts our move?). Joint: both; theirs: their
 # next (an opponent that plays a fixed sequence, whatever we do).
