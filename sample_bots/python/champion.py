@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import sys
 import time
+from operator import mul
 
 import chaosbot
 import numpy as np
@@ -117,6 +118,10 @@ class History:
         self.ends: dict[int, int] = {}
         self.found: list[int] = []  # found[k-1]: previous end of the current k-gram
         self.purge_at = 2 * MAX_AGE
+        # codes[k-1]: the code of the k symbols ending now (newest digit first), as
+        # long as none of them is unknown; the next round's follow from these.
+        self.codes: list[int] = []
+        self.powers = [self.base**k for k in range(1, MAX_MATCH)]
 
     def add(self, sym: int) -> None:
         seq = self.seq
@@ -127,20 +132,18 @@ class History:
         if sym >= 0:
             ends = self.ends
             oldest = t - MAX_AGE
-            base = self.base
-            code = 0
-            matching = True
-            for s in reversed(seq[max(0, t + 1 - MAX_MATCH) :]):
-                if s < 0:
-                    break  # a match never runs through an unknown or masked round
-                code = code * base + s + 1
-                if matching:
-                    prev = ends.get(code)
-                    if prev is not None and prev >= oldest:
-                        found.append(prev)
-                    else:
-                        matching = False
-                ends[code] = t
+            digit = sym + 1
+            codes = [digit]
+            codes += [digit * p + c for p, c in zip(self.powers, self.codes, strict=False)]
+            self.codes = codes
+            for code in codes:
+                prev = ends.get(code)
+                if prev is None or prev < oldest:
+                    break
+                found.append(prev)
+            ends.update(dict.fromkeys(codes, t))
+        else:
+            self.codes = []  # a match never runs through an unknown or masked round
         if t >= self.purge_at:
             self.purge_at = t + MAX_AGE
             keep_from = t + 1 - MAX_AGE  # what the next round may still match
@@ -222,6 +225,9 @@ class Champion(chaosbot.Bot):
         # look-up a round instead of a handful of numpy calls).
         self.ctx_cache: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         self.ctx_cells = np.zeros(ntab, dtype=np.int64)  # ctx_prev * n: the row's first cell
+        self.ctx_code = 0  # the key of the current contexts in ctx_cache
+        # (cells, weights) of a round's count update by context and moves (see record).
+        self.update_cache: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self.count_cells = self.counts.reshape(-1)  # a view
         # One product scores every row against our replies (first n columns) and
         # keeps it as it is (last n): a mirrored table predicts our move, so it
@@ -278,6 +284,7 @@ class Champion(chaosbot.Bot):
         self.whole: np.ndarray | None = None  # the whole-match reply model, cached
         self.whole_until = 0
         self.ceiling = np.zeros(n)
+        self.ceiling_list = [0.0] * n
         self.reply_tab = self.tables.index(("opp", 2, REPLY_DECAY))
         # Endgame deception: forecasters of their reply to each move we could show.
         self.endgame_from = max(2, self.rounds - min(ENDGAME, self.rounds // 10))
@@ -286,7 +293,9 @@ class Champion(chaosbot.Bot):
         self.learners = [[[0.0] * n for _ in range(n)] for _ in LEARNER_DECAYS]
         self.shown_counts = [0.0] * n
         self.reply_recent = [[0.0] * n for _ in range(n)]
-        self.nfore = len(LEARNER_DECAYS) + 2  # see _forecast for the order
+        self.nfore = len(LEARNER_DECAYS) + 2  # see _forecast_by for the order
+        self.answers = [[(z + k) % n for k in range(1, half + 1)] for z in range(n)]
+        self.pay_lists = [[out[(a - b) % n] for b in range(n)] for a in range(n)]
         self.fore_hit = [0.0] * self.nfore  # decayed mean chance given to their reply
         self.fore_sharp = [0.0] * self.nfore  # decayed mean chance given to its own forecast
         self.fore_weight = 0.0
@@ -303,7 +312,7 @@ class Champion(chaosbot.Bot):
         prev_bucket = self.last_bucket
         if o < 0:
             w = 0.0
-        elif chaosbot.bucket_dropped(prev_bucket, bucket_now):
+        elif bucket_now != prev_bucket and chaosbot.bucket_dropped(prev_bucket, bucket_now):
             w = 0.0  # a proven shadow
             self.pressure_until = t + PRESSURE
         elif prev_bucket == "EMPTY" or t > self.pressure_until:
@@ -352,10 +361,17 @@ class Champion(chaosbot.Bot):
             self.inc[:] = 1.0
             self.inc_max = 1.0
         if self.ctx_prev is not None:
-            moves = self.move_lut[o_kept + 1, o + 1, m + 1]
-            weights = self.weight_lut[int(2 * w), int(o >= 0), int(m >= 0)] * self.ctx_ok
-            weights *= self.inc
-            self.count_cells[self.ctx_cells + moves] += weights
+            # The cells and weights depend only on the context and this round's
+            # moves: computed once per combination, like the contexts themselves.
+            key = (((self.ctx_code * (n + 1) + o_kept + 1) * (n + 1) + o + 1) * (n + 1) + m + 1) * 3
+            key += int(2 * w)
+            update = self.update_cache.get(key)
+            if update is None:
+                moves = self.move_lut[o_kept + 1, o + 1, m + 1]
+                weights = self.weight_lut[int(2 * w), int(o >= 0), int(m >= 0)] * self.ctx_ok
+                update = self.update_cache[key] = (self.ctx_cells + moves, weights)
+            cells, weights = update
+            self.count_cells[cells] += weights * self.inc
         self._contexts()
         self._learn_reply(o, m)
         if t > self.watch_from:
@@ -384,6 +400,7 @@ class Champion(chaosbot.Bot):
             rows = (self.ctx_coef @ np.array(vals).clip(0)) * (need == 0) + self.row_base
             known = self.ctx_cache[code] = (rows, rows * self.n, ok)
         self.ctx_prev, self.ctx_cells, self.ctx_ok = known
+        self.ctx_code = code
 
     def _learn_reply(self, seen: int, mine: int) -> None:
         """Their reply (this round) to what we showed the round before, in honest
@@ -410,41 +427,46 @@ class Champion(chaosbot.Bot):
         shared), or a random move with nothing counted."""
         n = self.n
         top = max(counts)
-        dist = [0.0] * n
         if top <= 0.0:
             return [1.0 / n] * n
+        dist = [0.0] * n
         likely = [z for z in range(n) if counts[z] == top]
-        out = self.out
+        answers, pay_rows = self.answers, self.pay_lists
         for z in likely:
-            options = [(z + k) % n for k in range(1, (n - 1) // 2 + 1)]
-            score = [sum(c * out[(a - b) % n] for b, c in enumerate(counts)) for a in options]
+            options = answers[z]
+            score = [sum(map(mul, counts, pay_rows[a])) for a in options]
             best = max(score)
             picks = [a for a, sc in zip(options, score, strict=True) if sc == best]
+            share = 1.0 / (len(likely) * len(picks))
             for a in picks:
-                dist[a] += 1.0 / (len(likely) * len(picks))
+                dist[a] += share
         return dist
 
-    def _forecast(self, v: int, prev: int) -> list[list[float]]:
-        """Each forecaster's distribution of their next move if we show v now.
+    def _forecast_by(self, k: int, v: int, prev: int) -> list[float]:
+        """Forecaster k's distribution of their next move if we show v now.
 
-        Simulated first-order learners of our shown moves (as a Markov bot
-        counts them, at two decays), a frequency learner of our shown moves,
-        and their recent replies to v itself."""
-        n = self.n
-        fc = []
-        for d, table in zip(LEARNER_DECAYS, self.learners, strict=True):
-            row = table[v]
+        0, 1: simulated first-order learners of our shown moves (as a Markov
+        bot counts them, at two decays); FREQUENCY_FORECASTER: a frequency
+        learner of our shown moves; the last: their recent replies to v."""
+        nlearn = len(LEARNER_DECAYS)
+        if k < nlearn:
+            row = self.learners[k][v]
             if prev == v:
+                d = LEARNER_DECAYS[k]
                 row = [x * d for x in row]
                 row[v] += 1.0
-            fc.append(self._learner_reply(row))
-        counts = list(self.shown_counts)
-        counts[v] += 1.0
-        fc.append(self._learner_reply(counts))
+            return self._learner_reply(row)
+        if k == nlearn:
+            counts = list(self.shown_counts)
+            counts[v] += 1.0
+            return self._learner_reply(counts)
         recent = self.reply_recent[v]
         total = sum(recent)
-        fc.append([x / total for x in recent] if total > 0 else [1.0 / n] * n)
-        return fc
+        return [x / total for x in recent] if total > 0 else [1.0 / self.n] * self.n
+
+    def _forecast(self, v: int, prev: int) -> list[list[float]]:
+        """Every forecaster's distribution of their next move if we show v now."""
+        return [self._forecast_by(k, v, prev) for k in range(self.nfore)]
 
     def _after_show(self, idx: int, v: int) -> None:
         """Commit the move we show in round idx to the simulated learners."""
@@ -497,8 +519,6 @@ class Champion(chaosbot.Bot):
         if sharp <= uniform or hits[k] <= uniform:
             return None
         lam = min(1.0, (hits[k] - uniform) / (sharp - uniform))
-        prev = self.shown[-1] if self.shown else -1
-        fc = np.array([self._forecast(v, prev)[k] for v in range(n)])
         # An opponent read best by a forgetting model (a decayed learner, its
         # recent replies) weighs one false move heavily: it follows it for the
         # rounds after, off the course we read, which costs more points than the
@@ -506,6 +526,8 @@ class Champion(chaosbot.Bot):
         # whole-match counts takes a false move as one count among thousands.
         if k != FREQUENCY_FORECASTER and self.rounds - rnd > SHORT_MEMORY_ENDGAME:
             return None
+        prev = self.shown[-1] if self.shown else -1
+        fc = np.array([self._forecast_by(k, v, prev) for v in range(n)])
         fc = lam * fc + (1.0 - lam) * uniform
         f = self._reply_model()
         misread = np.maximum(0.0, f - f[real])
@@ -620,14 +642,19 @@ class Champion(chaosbot.Bot):
             # reply were certain and beaten: when it is under the bar, skip the rest.
             # Against an opponent that ignores what it sees every row of f is alike.
             self.ceiling = np.maximum(0.0, f[:, None, :] - f[None, :, :]).max(axis=(0, 2))
+            self.ceiling_list = self.ceiling.tolist()
         # The floor: a false move also kicks a learning opponent off the course
         # it was on. While we read it well that costs more points than a modest
         # credit is worth (and the whole-match table the scoring uses is flatter
         # than the one we see now); an opponent that merely reacts to the move it
         # sees (a sharp reply table, credits near 0.5) is not disturbed. While we
         # lose, the kick is welcome.
-        bar = max(self._bar(rnd, losing), LOSING_FLOOR if losing else FLOOR)
-        if self.ceiling[real] <= bar:
+        floor = LOSING_FLOOR if losing else FLOOR
+        ceiling = self.ceiling_list[real]
+        if ceiling <= floor:
+            return None  # the bar below is never under the floor: skip computing it
+        bar = max(self._bar(rnd, losing), floor)
+        if ceiling <= bar:
             return None
         f = self.whole
         now = self.counts[self.reply_tab, : self.n]
@@ -683,7 +710,7 @@ class Champion(chaosbot.Bot):
         return chaosbot.Shadow(self.cyc[real], self.cyc[shown])
 
 
-FREQUENCY_FORECASTER = len(LEARNER_DECAYS)  # index of the whole-match learner in _forecast
+FREQUENCY_FORECASTER = len(LEARNER_DECAYS)  # index of the whole-match learner in _forecast_by
 
 # History-matching slots: (history, predicts our move?). Joint: both; theirs: their
 # next (an opponent that plays a fixed sequence, whatever we do).
