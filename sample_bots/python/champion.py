@@ -101,6 +101,7 @@ LEARNER_DECAYS = (0.98, 0.9)  # simulated first-order learners of our shown move
 REPLY_TABLE_DECAY = 0.95  # per showing of a move: their recent replies to it
 FORECAST_DECAY = 0.98  # scoring of the reply forecasters
 ENDGAME_MARGIN = 0.02  # expected credit asked beyond what raises the efficiency
+OFFERS_KEPT = 200  # recent expected credits an offer is ranked among
 
 
 class History:
@@ -299,6 +300,7 @@ class Champion(chaosbot.Bot):
         self.fore_hit = [0.0] * self.nfore  # decayed mean chance given to their reply
         self.fore_sharp = [0.0] * self.nfore  # decayed mean chance given to its own forecast
         self.fore_weight = 0.0
+        self.offers: list[float] = []  # the expected credit of the best fake, by round
         self.pending: dict[int, list[list[float]]] = {}  # round index: forecasts made then
 
     # -- learning ------------------------------------------------------------
@@ -541,8 +543,17 @@ class Champion(chaosbot.Bot):
         expected = float(credit[shown, answer]) * trust
         spent = self.spends
         rate = (self.realised_sum - KAPPA * spent) / (spent + 10)
+        offers = self.offers
+        offers.append(expected)
         if expected <= KAPPA + max(0.0, rate) + ENDGAME_MARGIN:
             return None
+        # Keep the tokens for the best offers: with more rounds left than tokens,
+        # only an offer among the best (tokens / rounds left) of the recent ones.
+        left = self.rounds - rnd
+        if self.tokens < left and len(offers) >= OFFERS_KEPT // 4:
+            recent = sorted(offers[-OFFERS_KEPT:])
+            if expected < recent[int((1.0 - self.tokens / left) * (len(recent) - 1))]:
+                return None
         return shown, answer, expected
 
     # -- deciding ------------------------------------------------------------
