@@ -43,6 +43,16 @@ we are losing. An opponent whose replies do not depend on what it sees (random,
 rock) has rows of the table alike, so no shown move promises credit. Forecasts
 are discounted by how well the earlier ones came true.
 
+In the last tenth of the match, where a false move cannot cost many later
+points, an endgame planner runs first: simulated learners of our shown moves
+(Markov-like at two decays, a frequency learner) and their recent replies
+forecast their reply to each move we could show; the best-scoring forecaster's
+forecast, calibrated by its hit rate, gives each (shown move, next answer) its
+expected credit as the scoring computes it, and a token goes to an offer that
+raises the efficiency and is among the best of the recent offers. If a
+forgetting forecaster reads them best (a learner that follows one false move)
+only the last 20 rounds are open.
+
 Randomness comes from the hello seed, so a match is reproducible.
 """
 
