@@ -23,6 +23,8 @@ from referee.replay import (
     expand_lines,
     iter_lines,
     read_replay,
+    sealed_lines,
+    turn_lines,
     unseal,
 )
 from referee.verify import verify_replay
@@ -46,15 +48,21 @@ def test_every_line_is_sealed_and_chained(tmp_path, bot_copy):
     path = tmp_path / "c.jsonl"
     match_json(f"python3 {steady}", f"python3 {steady}", "--rounds", "50", "--replay", str(path))
     prev = b""
-    lines = list(iter_lines(path))
-    assert len(lines) == 52  # header, 50 steps, footer
-    for line in lines:
+    stored = path.read_bytes().splitlines(keepends=True)
+    assert len(stored) == 52  # header, 50 steps, footer
+    for line, (_whole, seals) in zip(stored, sealed_lines(stored), strict=True):
         sealed = unseal(line)
         assert sealed is not None
         body, h = sealed
-        again, h2 = chain_line(prev, body)
-        assert h2 == h and again == line
+        # A step's hash seals its line and the turn lines sent after it (format 1.2).
+        is_step = line.startswith(b'{"type":"step"')
+        assert (seals is not None) == is_step
+        again, h2 = chain_line(prev, body if seals is None else seals)
+        assert h2 == h
+        if not is_step:
+            assert again == line
         prev = h
+    assert len(list(iter_lines(path))) == 52
 
 
 def test_truncated_files_read_as_a_prefix(tmp_path, bot_copy):
@@ -72,7 +80,7 @@ def test_truncated_files_read_as_a_prefix(tmp_path, bot_copy):
         assert [s.n for s in prefix.steps] == list(range(1, len(prefix.steps) + 1))
 
 
-# -- lean steps (format 1.1) --------------------------------------------------------
+# -- lean steps (format 1.2) --------------------------------------------------------
 
 
 def _lean_match(tmp_path, bot_copy, rounds: int = 120) -> list[bytes]:
@@ -85,13 +93,12 @@ def _lean_match(tmp_path, bot_copy, rounds: int = 120) -> list[bytes]:
 
 def _reseal(stored: list[bytes]) -> list[bytes]:
     """Lean lines with the chain made whole again as a forger would: each step's hash
-    over the line in full. Only the rules can catch an edit then."""
+    over its line and the turns the rules give. Only the rules can catch an edit then."""
     out, prev = [], b""
-    for line, whole in zip(stored, expand_lines(stored), strict=True):
+    for line, (_whole, seals) in zip(stored, sealed_lines(stored), strict=True):
         body = unseal(line)
-        full = unseal(whole)
-        assert body is not None and full is not None
-        _, prev = chain_line(prev, full[0])
+        assert body is not None
+        _, prev = chain_line(prev, body[0] if seals is None else seals)
         out.append(body[0][:-1] + b',"h":"' + prev + b'"}\n')
     return out
 
@@ -139,6 +146,8 @@ def test_tampering_with_a_lean_replay_is_caught(tmp_path, bot_copy, rehash):
         else:
             assert not report.chain_intact
             assert report.first.round == round_, report.summary()
+            assert report.summary().startswith(f"FAIL: round {round_}: hash chain broken")
+        assert "\n" not in report.summary()
 
     # An action changed: the recorded outcome no longer follows.
     lines = list(stored)
@@ -166,6 +175,45 @@ def test_tampering_with_a_lean_replay_is_caught(tmp_path, bot_copy, rehash):
     lines = list(stored)
     del lines[_step_index(lines, 42)]
     fails(lines, 43)
+
+
+def _chain(stored: list[bytes], seals: list[bytes | None]) -> list[bytes]:
+    """The lines sealed over ``seals`` (None: the line itself without its h)."""
+    out, prev = [], b""
+    for line, sealed in zip(stored, seals, strict=True):
+        body = unseal(line)
+        assert body is not None
+        _, prev = chain_line(prev, body[0] if sealed is None else sealed)
+        out.append(body[0][:-1] + b',"h":"' + prev + b'"}\n')
+    return out
+
+
+def test_a_turn_the_rules_do_not_give_is_caught(tmp_path, bot_copy):
+    """A referee that sent a bot another turn than the rules give seals that turn: the
+    verifier recomputes the turns, so the chain breaks at that step; the same file
+    re-hashed over the rules' turns verifies, but not to the published final hash."""
+    stored = _lean_match(tmp_path, bot_copy)
+    seals = [sealed for _whole, sealed in sealed_lines(stored)]
+    i = _step_index(stored, 40)
+    body = unseal(stored[i])[0]
+    turns = seals[i][len(body) :]
+    assert turns.count(b"\n") == 2 and b'"round":40' in turns
+    seals[i] = body + turns.replace(b'"round":40', b'"round":39', 1)
+    sent = _chain(stored, seals)  # what that referee wrote, and its published hash
+    published = unseal(sent[-1])[1].decode()
+    report = verify_replay(sent)
+    assert not report.ok and not report.chain_intact, report.summary()
+    assert report.summary() == (
+        "FAIL: round 40: hash chain broken at line 41: "
+        "the line, the turns it seals, or one before it was changed"
+    )
+    rehashed = verify_replay(_reseal(sent))
+    assert rehashed.ok and rehashed.final_hash != published
+
+
+def test_turn_lines_are_the_lines_sent():
+    raw = [msgspec.Raw(b'{"type":"turn","round":1}'), None, b'{"type":"turn","round":1}']
+    assert turn_lines(raw) == b'{"type":"turn","round":1}\nnull\n{"type":"turn","round":1}\n'
 
 
 def test_the_verify_command_catches_an_edited_lean_replay(tmp_path, bot_copy):
