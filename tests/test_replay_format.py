@@ -95,12 +95,25 @@ def _reseal(stored: list[bytes]) -> list[bytes]:
     """Lean lines with the chain made whole again as a forger would: each step's hash
     over its line and the turns the rules give. Only the rules can catch an edit then."""
     out, prev = [], b""
-    for line, (_whole, seals) in zip(stored, sealed_lines(stored), strict=True):
-        body = unseal(line)
-        assert body is not None
-        _, prev = chain_line(prev, body[0] if seals is None else seals)
+    for line, (whole, seals) in zip(stored, sealed_lines(stored), strict=True):
+        body, full = unseal(line), unseal(whole)
+        assert body is not None and full is not None
+        # Format 1.1 seals a step in full (the line as read back).
+        _, prev = chain_line(prev, full[0] if seals is None else seals)
         out.append(body[0][:-1] + b',"h":"' + prev + b'"}\n')
     return out
+
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "replays"
+# Where lean replays to tamper with come from: a match played now (format 1.2), and
+# the fixtures of Chaos League in formats 1.1 and 1.2 (trickster v sceptic, 100 rounds).
+LEAN_SOURCES = ["match", "lean-chaos-tricks", "lean-1.2-chaos-tricks"]
+
+
+def _lean_replay(source: str, tmp_path, bot_copy) -> list[bytes]:
+    if source == "match":
+        return _lean_match(tmp_path, bot_copy)
+    return (FIXTURES / f"{source}.jsonl").read_bytes().splitlines(keepends=True)
 
 
 def _step_index(lines: list[bytes], n: int) -> int:
@@ -131,9 +144,10 @@ def test_a_lean_replay_leaves_out_what_the_rules_give_back(tmp_path, bot_copy):
     assert verify_replay(stored).ok
 
 
+@pytest.mark.parametrize("source", LEAN_SOURCES)
 @pytest.mark.parametrize("rehash", [False, True], ids=["as-edited", "re-hashed"])
-def test_tampering_with_a_lean_replay_is_caught(tmp_path, bot_copy, rehash):
-    stored = _lean_match(tmp_path, bot_copy)
+def test_tampering_with_a_lean_replay_is_caught(tmp_path, bot_copy, rehash, source):
+    stored = _lean_replay(source, tmp_path, bot_copy)
     assert verify_replay(stored).ok
     seal = _reseal if rehash else list
 
@@ -188,11 +202,14 @@ def _chain(stored: list[bytes], seals: list[bytes | None]) -> list[bytes]:
     return out
 
 
-def test_a_turn_the_rules_do_not_give_is_caught(tmp_path, bot_copy):
-    """A referee that sent a bot another turn than the rules give seals that turn: the
-    verifier recomputes the turns, so the chain breaks at that step; the same file
-    re-hashed over the rules' turns verifies, but not to the published final hash."""
-    stored = _lean_match(tmp_path, bot_copy)
+@pytest.mark.parametrize("source", ["match", "lean-1.2-chaos-tricks"])
+def test_a_turn_the_rules_do_not_give_is_caught(tmp_path, bot_copy, source):
+    """A referee that sent a bot another turn than the rules give seals that turn
+    (format 1.2): the verifier recomputes the turns, so the chain breaks at that
+    step; the file re-hashed over the rules' turns verifies, but not to the
+    published final hash."""
+    stored = _lean_replay(source, tmp_path, bot_copy)
+    assert b'"format_minor":2' in stored[0]
     seals = [sealed for _whole, sealed in sealed_lines(stored)]
     i = _step_index(stored, 40)
     body = unseal(stored[i])[0]
