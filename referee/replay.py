@@ -44,6 +44,8 @@ DEFAULT_LEAGUE_FORMAT = "gz"
 # (bench/replay_size.py, docs/performance.md).
 GZIP_LEVEL = 6
 _NULL = b"null"
+# A step number no bot echoes: where it lands in an encoded action, the real one goes.
+_MARK = 7_364_019_258_846_213_579
 
 
 class BotInfo(msgspec.Struct, omit_defaults=True):
@@ -466,8 +468,8 @@ class _Expander:
         self.decode_action = msgspec.json.Decoder(game.action_type).decode
         names = game.action_type.__struct_fields__
         self.echo = game.step_echo if game.step_echo in names else None
-        # A lean action's bytes -> (the action, whether the echo field takes n).
-        self._memo: dict[bytes, tuple[Any, bool]] = {}
+        # A lean action's bytes -> what ``_split`` makes of it.
+        self._memo: dict[bytes, tuple[Any, bytes | None, bytes | None]] = {}
         self.last_step = 0
         self.deferred: list[Event] = []
         self.lost = False  # the rules could not follow the file: pass lines on
@@ -528,45 +530,60 @@ class _Expander:
         lean_head += b'"act":[' + b",".join(recorded) + b"],"
         if not line.startswith(lean_head):
             return line, sealed  # not the writer's compact layout: nothing to splice into
-        actions = [self._restored(a, n) for a in recorded]
-        full_acts = [
-            raw if action is None else self.encode(action)
-            for raw, action in zip(recorded, actions, strict=True)
-        ]
-        self._advance(n, asked, done, rec.fault, actions)
-        full = (
-            head
-            + b'"obs":['
-            + b",".join(obs)
-            + b'],"act":['
-            + b",".join(full_acts)
-            + b"],"
-            + line[len(lean_head) :]
+        restored = [self._restored(a, n) for a in recorded]
+        self._advance(n, asked, done, rec.fault, [action for action, _ in restored])
+        full = b"".join(
+            (
+                head,
+                b'"obs":[',
+                b",".join(obs),
+                b'],"act":[',
+                b",".join([encoded for _, encoded in restored]),
+                b"],",
+                line[len(lean_head) :],
+            )
         )
         return full, sealed
 
-    def _restored(self, raw: bytes, n: int) -> Any:
-        """The action a lean record stands for; None for null or a record that is not
-        one (kept as it is: the verifier names it)."""
+    def _restored(self, raw: bytes, n: int) -> tuple[Any, bytes]:
+        """The action a lean record of step ``n`` stands for and its canonical
+        encoding; (None, the record) for null or a record that is not an action
+        (kept as it is: the verifier names it)."""
         if raw == _NULL:
-            return None
+            return None, raw
         known = self._memo.get(raw)
         if known is None:
             try:
                 fields = msgspec.json.decode(raw)
                 if not isinstance(fields, dict):
-                    return None
+                    return None, raw
                 # The step number goes in below: one entry serves every step.
                 action = self.actions.restore(fields, 0)
             except (ValueError, RecursionError):
-                return None
-            known = (action, self.echo is not None and self.echo not in fields)
+                return None, raw
+            known = self._split(action, self.echo is not None and self.echo not in fields)
             if len(self._memo) < LeanActions.MEMO_SIZE:
                 self._memo[raw] = known
-        action, echoed = known
-        if echoed:
-            return msgspec.structs.replace(action, **{self.echo: n})  # type: ignore[arg-type]
-        return action
+        action, before, after = known
+        if after is None:  # the echo field is as recorded: one encoding serves every step
+            assert before is not None
+            return action, before
+        action = msgspec.structs.replace(action, **{self.echo: n})  # type: ignore[arg-type]
+        if before is None:
+            return action, self.encode(action)
+        return action, b"%s%d%s" % (before, n, after)
+
+    def _split(self, action: Any, echoed: bool) -> tuple[Any, bytes | None, bytes | None]:
+        """(the action, its canonical encoding, None) when the step number is not in
+        it; else (the action, the bytes before and after the step number), both None
+        if the number cannot be told apart from the rest of the encoding."""
+        if not echoed:
+            return action, self.encode(action), None
+        marked = self.encode(msgspec.structs.replace(action, **{self.echo: _MARK}))  # type: ignore[arg-type]
+        parts = marked.split(b"%d" % _MARK)
+        if len(parts) != 2:
+            return action, None, b""
+        return action, parts[0], parts[1]
 
     def _canonical(self, raw: bytes) -> Any:
         if raw == _NULL:
