@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
 from pathlib import Path
 
@@ -250,3 +251,29 @@ def test_the_format_doc_names_every_record_field():
     for struct in (Header, Step, Event, Footer, BotInfo, LeanStep):
         for name in struct.__struct_fields__:
             assert f"`{name}" in doc or f'"{name}"' in doc, f"{struct.__name__}.{name}"
+
+
+def test_a_step_hash_seals_what_the_format_doc_says():
+    """The chain of a format 1.2 replay, checked as protocol/replay-format.md tells a
+    reader in another language to: each step's stored line, then each seat's turn
+    (the rules' observation, JSON-encoded) and a newline; other lines alone."""
+    stored = (FIXTURES / "lean-1.2-chaos-tricks.jsonl").read_bytes().splitlines()
+    header = json.loads(stored[0])
+    assert header["format_minor"] == 2
+    game = ChaosLeague(rounds=header["params"]["rounds"], tokens=header["params"]["tokens"])
+    assert game.params() == header["params"]
+    state = game.new_state(header["seed"])
+    prev = b""
+    steps = 0
+    for line, whole in zip(stored, expand_lines([s + b"\n" for s in stored]), strict=True):
+        body, h = line[:-40] + b"}", line[-34:-2]
+        data = prev + body
+        if line.startswith(b'{"type":"step"'):
+            turns = [msgspec.json.encode(game.observe(state, seat)) for seat in (0, 1)]
+            data += b"".join(t + b"\n" for t in turns)
+            rec = json.loads(whole)
+            game.resolve(state, [msgspec.convert(a, Action) for a in rec["act"]])
+            steps += 1
+        assert hashlib.sha256(data).hexdigest()[:32].encode() == h
+        prev = h
+    assert steps == 100
