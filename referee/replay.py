@@ -17,6 +17,7 @@ import hashlib
 import time
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from operator import attrgetter
 from pathlib import Path
 from typing import IO, Any, TypeVar
 
@@ -193,22 +194,37 @@ class LeanActions:
         self.echo = self.names.index(step_echo) if step_echo in self.names else -1
         self._memo: dict[Any, msgspec.Raw] = {}
         self._encode = msgspec.json.Encoder().encode
+        # The memo key of an action whose echo field holds the step number: its other
+        # fields, one element shorter than a whole action's (read in one C call).
+        rest = [name for i, name in enumerate(self.names) if i != self.echo]
+        self._echo_of = attrgetter(self.names[self.echo]) if self.echo >= 0 else None
+        self._rest_of = attrgetter(*rest) if self.echo >= 0 and len(rest) >= 2 else None
 
     def lean(self, action: Any, n: int) -> msgspec.Raw:
         """The lean encoding of a decoded action of step ``n``."""
-        values = msgspec.structs.astuple(action)
-        echo = self.echo
-        key = values
-        if echo >= 0 and values[echo] == n and type(values[echo]) is int:
-            # One element shorter: the echo field held the step number.
-            key = values[:echo] + values[echo + 1 :]
+        echo_of = self._echo_of
+        echoed = False
+        key: Any
+        if echo_of is not None:
+            echo = echo_of(action)
+            echoed = echo == n and type(echo) is int
+        if echoed:
+            rest_of = self._rest_of
+            if rest_of is not None:
+                key = rest_of(action)
+            else:
+                values = msgspec.structs.astuple(action)
+                key = values[: self.echo] + values[self.echo + 1 :]
+        else:
+            key = msgspec.structs.astuple(action)
         try:
             found = self._memo.get(key)
         except TypeError:  # a list or dict in the action: not hashable, not memoised
-            return msgspec.Raw(self._encode(self._fields(values, key is not values)))
+            found = None
+            key = None
         if found is None:
-            found = msgspec.Raw(self._encode(self._fields(values, key is not values)))
-            if len(self._memo) < self.MEMO_SIZE:
+            found = msgspec.Raw(self._encode(self._fields(msgspec.structs.astuple(action), echoed)))
+            if key is not None and len(self._memo) < self.MEMO_SIZE:
                 self._memo[key] = found
         return found
 

@@ -18,6 +18,7 @@ from referee.replay import (
     Event,
     Footer,
     Header,
+    LeanActions,
     LeanStep,
     Step,
     chain_line,
@@ -277,3 +278,17 @@ def test_a_step_hash_seals_what_the_format_doc_says():
         assert hashlib.sha256(data).hexdigest()[:32].encode() == h
         prev = h
     assert steps == 100
+
+
+def test_a_lean_action_drops_the_echo_only_when_it_is_the_step_number():
+    lean = LeanActions(Action, "round").lean
+    assert bytes(lean(Action("rock", round=5), 5)) == b'{"real_move":"rock"}'
+    assert bytes(lean(Action("rock", round=5), 6)) == b'{"real_move":"rock","round":5}'
+    assert bytes(lean(Action("rock"), 6)) == b'{"real_move":"rock","round":null}'
+    # Remembered actions never stand for one another across steps.
+    assert bytes(lean(Action("rock", round=6), 6)) == b'{"real_move":"rock"}'
+    shadow = Action("rock", True, "spock", 7)
+    assert (
+        bytes(lean(shadow, 7))
+        == b'{"real_move":"rock","shadow_request":true,"shadow_move":"spock"}'
+    )
