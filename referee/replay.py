@@ -125,6 +125,17 @@ class LeanStep(msgspec.Struct, tag="step", tag_field="type", omit_defaults=True,
     h: str = ""
 
 
+class _LeanStepOut(msgspec.Struct, tag="step", tag_field="type", omit_defaults=True):
+    """A ``LeanStep`` without ``sent``, as the writer encodes it: the same bytes,
+    built from positional fields (the usual case: every turn derivable)."""
+
+    n: int
+    act: list[Any]
+    us: list[int | None]
+    fault: list[Fault | None]
+    out: Any
+
+
 Record = Header | Step | Event | Footer
 
 _encoder = msgspec.json.Encoder()
@@ -273,16 +284,19 @@ class LeanSteps:
         """The lean body, without ``h``."""
         n = step.n
         lean_action = self.actions.lean
-        acts = [a if a is None or type(a) is msgspec.Raw else lean_action(a, n) for a in step.act]
+        act = step.act
+        if len(act) == 2:  # the usual case, without a comprehension
+            a0, a1 = act
+            acts = [
+                a0 if a0 is None or type(a0) is msgspec.Raw else lean_action(a0, n),
+                a1 if a1 is None or type(a1) is msgspec.Raw else lean_action(a1, n),
+            ]
+        else:
+            acts = [a if a is None or type(a) is msgspec.Raw else lean_action(a, n) for a in act]
+        if not self.keep_obs:
+            return self._encode(_LeanStepOut(n, acts, step.us, step.fault, step.out))
         return self._encode(
-            LeanStep(
-                n=n,
-                sent=step.obs if self.keep_obs else None,
-                act=acts,
-                us=step.us,
-                fault=step.fault,
-                out=step.out,
-            )
+            LeanStep(n=n, sent=step.obs, act=acts, us=step.us, fault=step.fault, out=step.out)
         )
 
 
