@@ -605,8 +605,9 @@ class _Expander:
 
     def _split(self, action: Any, echoed: bool) -> tuple[Any, bytes | None, bytes | None]:
         """(the action, its canonical encoding, None) when the step number is not in
-        it; else (the action, the bytes before and after the step number), both None
-        if the number cannot be told apart from the rest of the encoding."""
+        it; else (the action, the bytes before and after the step number), or (the
+        action, None, b"") if the number cannot be told apart from the rest of the
+        encoding (then each step's action is encoded afresh)."""
         if not echoed:
             return action, self.encode(action), None
         marked = self.encode(msgspec.structs.replace(action, **{self.echo: _MARK}))  # type: ignore[arg-type]
