@@ -18,12 +18,15 @@ venv: $(STAMP)
 bots:
 	$(MAKE) -C sample_bots
 
-## Lint, format check, type check, then the whole test suite.
+## Lint, format check, type check, then the whole test suite: two test files at a time
+## (each file on one worker, so its module fixtures are made once), then the tests that
+## measure CPU or latency, alone.
 test: venv bots
 	$(PY) -m ruff check referee tests bench sample_bots
 	$(PY) -m ruff format --check referee tests bench sample_bots
 	$(PY) -m mypy referee
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n 2 --dist loadfile -m "not alone"
+	$(PY) -m pytest -q -m alone
 
 lint: venv
 	$(PY) -m ruff check referee tests bench sample_bots

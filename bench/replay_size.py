@@ -26,6 +26,7 @@ import argparse
 import gzip
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -175,7 +176,7 @@ def league(out: Path) -> None:
             if line.startswith(b'{"type":"step"'):
                 steps += 1
             elif line.startswith(b'{"type":"header"'):
-                line = line.replace(b',"format_minor":1', b"")
+                line = re.sub(rb',"format_minor":\d+', b"", line)
             full += len(line)
     print(f"{len(files)} replays, {steps} rounds")
     print(f"on disk:                   {stored:12,d} bytes, {stored / steps:6.1f} B/round")
@@ -187,7 +188,7 @@ def writer_cost(steps: int, repeat: int) -> None:
     """The replay record's CPU per round in the referee's process, alone: the same
     Chaos League steps (turns as sent, decoded actions echoing the round as the
     sample bots do, outcomes) through ``ReplayWriter`` in format 1.0 (every step in
-    full) and 1.1 (lean), plain and gzip, in alternation; best and median of
+    full) and 1.2 (lean), plain and gzip, in alternation; best and median of
     ``repeat`` runs. Playing whole matches measures this too, but on a loaded
     machine the referee's wait for the bots (a short spin) swamps it."""
     import random
@@ -216,8 +217,8 @@ def writer_cost(steps: int, repeat: int) -> None:
     variants = {
         "1.0 plain": (".jsonl", None),
         "1.0 gzip": (".jsonl.gz", None),
-        "1.1 plain": (".jsonl", game),
-        "1.1 gzip": (".jsonl.gz", game),
+        "1.2 plain": (".jsonl", game),
+        "1.2 gzip": (".jsonl.gz", game),
     }
     cpu_us: dict[str, list[float]] = {k: [] for k in variants}
     size: dict[str, int] = {}

@@ -17,6 +17,7 @@ import hashlib
 import time
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from operator import attrgetter
 from pathlib import Path
 from typing import IO, Any, TypeVar
 
@@ -29,8 +30,10 @@ from .games.base import Fault, Game, GameResult
 FORMAT_NAME = "referee-replay"
 FORMAT_VERSION = 1
 # Minor versions of format 1: 0 records every turn message and every action field;
-# 1 ("lean") leaves out what the rules give back (see ``LeanSteps``).
-FORMAT_MINOR = 1
+# 1 ("lean") leaves out what the rules give back (see ``LeanSteps``), and each step's
+# hash seals the step in full; 2 (lean too) seals the lean line followed by the turn
+# lines sent, so the writer encodes a step once.
+FORMAT_MINOR = 2
 HASH_HEX = 32  # digits of sha256 kept per line: 128 bits is ample for tamper evidence
 _H_PREFIX = b',"h":"'
 _H_SUFFIX_LEN = len(_H_PREFIX) + HASH_HEX + 2  # ,"h":"<hex>"}
@@ -42,6 +45,8 @@ DEFAULT_LEAGUE_FORMAT = "gz"
 # (bench/replay_size.py, docs/performance.md).
 GZIP_LEVEL = 6
 _NULL = b"null"
+# A step number no bot echoes: where it lands in an encoded action, the real one goes.
+_MARK = 7_364_019_258_846_213_579
 
 
 class BotInfo(msgspec.Struct, omit_defaults=True):
@@ -67,7 +72,7 @@ class Header(msgspec.Struct, tag="header", tag_field="type", omit_defaults=True)
     time: dict[str, int]
     max_faults: int
     containment: dict[str, Any] = msgspec.field(default_factory=dict)
-    format_minor: int = 0  # 1: lean steps (derived fields left out)
+    format_minor: int = 0  # 1, 2: lean steps (derived fields left out)
     h: str = ""
 
 
@@ -106,7 +111,7 @@ class Footer(msgspec.Struct, tag="footer", tag_field="type", omit_defaults=True)
 
 
 class LeanStep(msgspec.Struct, tag="step", tag_field="type", omit_defaults=True, kw_only=True):
-    """A step as a lean replay (format 1.1) stores it: no ``obs`` (the turns as sent are
+    """A step as a lean replay (format 1.1, 1.2) stores it: no ``obs`` (the turns as sent are
     kept as ``sent`` only for a game whose turn messages the rules cannot derive),
     each action without the fields the rules give back (``LeanActions``). Read
     back, it is expanded into a ``Step``."""
@@ -118,6 +123,17 @@ class LeanStep(msgspec.Struct, tag="step", tag_field="type", omit_defaults=True,
     fault: list[Fault | None]
     out: Any
     h: str = ""
+
+
+class _LeanStepOut(msgspec.Struct, tag="step", tag_field="type", omit_defaults=True):
+    """A ``LeanStep`` without ``sent``, as the writer encodes it: the same bytes,
+    built from positional fields (the usual case: every turn derivable)."""
+
+    n: int
+    act: list[Any]
+    us: list[int | None]
+    fault: list[Fault | None]
+    out: Any
 
 
 Record = Header | Step | Event | Footer
@@ -189,22 +205,37 @@ class LeanActions:
         self.echo = self.names.index(step_echo) if step_echo in self.names else -1
         self._memo: dict[Any, msgspec.Raw] = {}
         self._encode = msgspec.json.Encoder().encode
+        # The memo key of an action whose echo field holds the step number: its other
+        # fields, one element shorter than a whole action's (read in one C call).
+        rest = [name for i, name in enumerate(self.names) if i != self.echo]
+        self._echo_of = attrgetter(self.names[self.echo]) if self.echo >= 0 else None
+        self._rest_of = attrgetter(*rest) if self.echo >= 0 and len(rest) >= 2 else None
 
     def lean(self, action: Any, n: int) -> msgspec.Raw:
         """The lean encoding of a decoded action of step ``n``."""
-        values = msgspec.structs.astuple(action)
-        echo = self.echo
-        key = values
-        if echo >= 0 and values[echo] == n and type(values[echo]) is int:
-            # One element shorter: the echo field held the step number.
-            key = values[:echo] + values[echo + 1 :]
+        echo_of = self._echo_of
+        echoed = False
+        key: Any
+        if echo_of is not None:
+            echo = echo_of(action)
+            echoed = echo == n and type(echo) is int
+        if echoed:
+            rest_of = self._rest_of
+            if rest_of is not None:
+                key = rest_of(action)
+            else:
+                values = msgspec.structs.astuple(action)
+                key = values[: self.echo] + values[self.echo + 1 :]
+        else:
+            key = msgspec.structs.astuple(action)
         try:
             found = self._memo.get(key)
         except TypeError:  # a list or dict in the action: not hashable, not memoised
-            return msgspec.Raw(self._encode(self._fields(values, key is not values)))
+            found = None
+            key = None
         if found is None:
-            found = msgspec.Raw(self._encode(self._fields(values, key is not values)))
-            if len(self._memo) < self.MEMO_SIZE:
+            found = msgspec.Raw(self._encode(self._fields(msgspec.structs.astuple(action), echoed)))
+            if key is not None and len(self._memo) < self.MEMO_SIZE:
                 self._memo[key] = found
         return found
 
@@ -232,40 +263,47 @@ class LeanActions:
         return msgspec.convert(full, self.action_type)
 
 
+def turn_lines(obs: Sequence[Any]) -> bytes:
+    """What a format 1.2 step's hash seals after its line: each seat's turn line as
+    sent (the message and its newline), ``null`` and a newline for a seat not asked."""
+    return b"\n".join([_NULL if o is None else o for o in obs]) + b"\n"
+
+
 class LeanSteps:
-    """Encodes a step twice: as the lean line the file holds, and in full (every turn
-    message as sent, every action canonical), the bytes its hash seals. A reader
-    expands the lean line back into exactly the full one (``expand_lines``), so
-    the chain proves what each bot was sent although the file does not hold it."""
+    """Encodes a step once, as the lean line the file holds (format 1.2). Its hash
+    seals that line followed by the turn lines sent (``turn_lines``), bytes the
+    driver already holds, so the chain proves what each bot was sent although the
+    file does not hold it: a reader recomputes the turns through the rules."""
 
     def __init__(self, game: Game[Any]) -> None:
         self.keep_obs = not game.observations_derivable
         self.actions = LeanActions(game.action_type, game.step_echo)
         self._encode = msgspec.json.Encoder().encode
 
-    def encode(self, step: Step) -> tuple[bytes, bytes]:
-        """(full body, lean body), both without ``h``."""
-        full = self._encode(step)
+    def encode(self, step: Step) -> bytes:
+        """The lean body, without ``h``."""
         n = step.n
         lean_action = self.actions.lean
-        acts = [a if a is None or type(a) is msgspec.Raw else lean_action(a, n) for a in step.act]
-        lean = self._encode(
-            LeanStep(
-                n=n,
-                sent=step.obs if self.keep_obs else None,
-                act=acts,
-                us=step.us,
-                fault=step.fault,
-                out=step.out,
-            )
+        act = step.act
+        if len(act) == 2:  # the usual case, without a comprehension
+            a0, a1 = act
+            acts = [
+                a0 if a0 is None or type(a0) is msgspec.Raw else lean_action(a0, n),
+                a1 if a1 is None or type(a1) is msgspec.Raw else lean_action(a1, n),
+            ]
+        else:
+            acts = [a if a is None or type(a) is msgspec.Raw else lean_action(a, n) for a in act]
+        if not self.keep_obs:
+            return self._encode(_LeanStepOut(n, acts, step.us, step.fault, step.out))
+        return self._encode(
+            LeanStep(n=n, sent=step.obs, act=acts, us=step.us, fault=step.fault, out=step.out)
         )
-        return full, lean
 
 
 class ReplayWriter:
     """Streams sealed records to a file; flushes at most every ``flush_s`` seconds
     so a killed referee leaves a recent, readable prefix without a write per step.
-    Given the game, it writes lean steps (format 1.1: ``LeanSteps``)."""
+    Given the game, it writes lean steps (format 1.2: ``LeanSteps``)."""
 
     def __init__(
         self, path: Path | None, flush_s: float = 0.25, game: Game[Any] | None = None
@@ -291,12 +329,18 @@ class ReplayWriter:
     def write(self, record: Record) -> bytes:
         # Called once per step: chain_line and write_sealed inlined (same bytes).
         if self._lean is not None and type(record) is Step:
-            # The hash seals the full step; the file holds the lean one.
-            body, kept = self._lean.encode(record)
+            # The hash seals the lean line and, after it, the turn lines sent.
+            body = self._lean.encode(record)
+            obs = record.obs
+            if len(obs) == 2 and obs[0] is not None and obs[1] is not None:
+                sealed = b"".join((self._prev, body, obs[0], b"\n", obs[1], b"\n"))
+            else:
+                sealed = self._prev + body + turn_lines(obs)
+            h = hashlib.sha256(sealed).hexdigest()[:HASH_HEX].encode()
         else:
-            body = kept = _encoder.encode(record)
-        h = hashlib.sha256(self._prev + body).hexdigest()[:HASH_HEX].encode()
-        line = kept[:-1] + _H_PREFIX + h + b'"}\n'
+            body = _encoder.encode(record)
+            h = hashlib.sha256(self._prev + body).hexdigest()[:HASH_HEX].encode()
+        line = body[:-1] + _H_PREFIX + h + b'"}\n'
         self._prev = h
         self.lines += 1
         raw = self._raw
@@ -454,11 +498,13 @@ class _Expander:
         self.decode_action = msgspec.json.Decoder(game.action_type).decode
         names = game.action_type.__struct_fields__
         self.echo = game.step_echo if game.step_echo in names else None
-        # A lean action's bytes -> (the action, whether the echo field takes n).
-        self._memo: dict[bytes, tuple[Any, bool]] = {}
+        # A lean action's bytes -> what ``_split`` makes of it.
+        self._memo: dict[bytes, tuple[Any, bytes | None, bytes | None]] = {}
         self.last_step = 0
         self.deferred: list[Event] = []
         self.lost = False  # the rules could not follow the file: pass lines on
+        # Format 1.2: a step's hash seals its line as stored and the turn lines sent.
+        self.seals_turns = header.format_minor >= 2
 
     def event(self, line: bytes) -> None:
         try:
@@ -478,70 +524,97 @@ class _Expander:
         while self.deferred and self.deferred[0].n - 1 <= self.last_step:
             self.game.disqualify(self.state, self.deferred.pop(0).seats)
 
-    def step(self, line: bytes) -> bytes:
+    def step(self, line: bytes, seal: bool) -> tuple[bytes, bytes | None]:
+        """The step in full, and (with ``seal``, format 1.2) the bytes its hash seals
+        after the previous hash: the line as stored, without its ``h``, followed by
+        the turn lines the rules give (None: the line in full, as for 1.1)."""
         try:
             rec = _read_step(line)
         except (ValueError, RecursionError):
-            return line
+            return line, None
         game, state, n = self.game, self.state, rec.n
         seats = game.seats
         if len(rec.act) != seats or len(rec.fault) != seats:
-            return line
+            return line, None
         done = game.finished(state)
         asked = () if done else game.to_act(state)
         recorded = [bytes(a) for a in rec.act]
+        obs: list[bytes] = []
+        if rec.sent is not None:
+            obs = [bytes(o) for o in rec.sent]
+        elif rec.obs is None or (seal and self.seals_turns):
+            obs = [game.encode_turn(state, s) if s in asked else _NULL for s in range(seats)]
+        sealed = None
+        if seal and self.seals_turns:
+            stored = unseal(line)
+            if stored is not None:
+                sealed = stored[0] + b"\n".join(obs) + b"\n"
         if rec.obs is not None:
             # A step in full (a line already read back): the rules follow it as it is.
             self._advance(n, asked, done, rec.fault, [self._canonical(a) for a in recorded])
-            return line
+            return line, sealed
         head = b'{"type":"step","n":%d,' % n
         lean_head = head
         if rec.sent is not None:
-            obs = [bytes(o) for o in rec.sent]
             lean_head += b'"sent":[' + b",".join(obs) + b"],"
-        else:
-            obs = [game.encode_turn(state, s) if s in asked else _NULL for s in range(seats)]
         lean_head += b'"act":[' + b",".join(recorded) + b"],"
         if not line.startswith(lean_head):
-            return line  # not the writer's compact layout: nothing to splice into
-        actions = [self._restored(a, n) for a in recorded]
-        full_acts = [
-            raw if action is None else self.encode(action)
-            for raw, action in zip(recorded, actions, strict=True)
-        ]
-        self._advance(n, asked, done, rec.fault, actions)
-        return (
-            head
-            + b'"obs":['
-            + b",".join(obs)
-            + b'],"act":['
-            + b",".join(full_acts)
-            + b"],"
-            + line[len(lean_head) :]
+            return line, sealed  # not the writer's compact layout: nothing to splice into
+        restored = [self._restored(a, n) for a in recorded]
+        self._advance(n, asked, done, rec.fault, [action for action, _ in restored])
+        full = b"".join(
+            (
+                head,
+                b'"obs":[',
+                b",".join(obs),
+                b'],"act":[',
+                b",".join([encoded for _, encoded in restored]),
+                b"],",
+                line[len(lean_head) :],
+            )
         )
+        return full, sealed
 
-    def _restored(self, raw: bytes, n: int) -> Any:
-        """The action a lean record stands for; None for null or a record that is not
-        one (kept as it is: the verifier names it)."""
+    def _restored(self, raw: bytes, n: int) -> tuple[Any, bytes]:
+        """The action a lean record of step ``n`` stands for and its canonical
+        encoding; (None, the record) for null or a record that is not an action
+        (kept as it is: the verifier names it)."""
         if raw == _NULL:
-            return None
+            return None, raw
         known = self._memo.get(raw)
         if known is None:
             try:
                 fields = msgspec.json.decode(raw)
                 if not isinstance(fields, dict):
-                    return None
+                    return None, raw
                 # The step number goes in below: one entry serves every step.
                 action = self.actions.restore(fields, 0)
             except (ValueError, RecursionError):
-                return None
-            known = (action, self.echo is not None and self.echo not in fields)
+                return None, raw
+            known = self._split(action, self.echo is not None and self.echo not in fields)
             if len(self._memo) < LeanActions.MEMO_SIZE:
                 self._memo[raw] = known
-        action, echoed = known
-        if echoed:
-            return msgspec.structs.replace(action, **{self.echo: n})  # type: ignore[arg-type]
-        return action
+        action, before, after = known
+        if after is None:  # the echo field is as recorded: one encoding serves every step
+            assert before is not None
+            return action, before
+        action = msgspec.structs.replace(action, **{self.echo: n})  # type: ignore[arg-type]
+        if before is None:
+            return action, self.encode(action)
+        return action, b"%s%d%s" % (before, n, after)
+
+    def _split(self, action: Any, echoed: bool) -> tuple[Any, bytes | None, bytes | None]:
+        """(the action, its canonical encoding, None) when the step number is not in
+        it; else (the action, the bytes before and after the step number), or (the
+        action, None, b"") if the number cannot be told apart from the rest of the
+        encoding (then each step's action is encoded afresh)."""
+        if not echoed:
+            return action, self.encode(action), None
+        marked = self.encode(msgspec.structs.replace(action, **{self.echo: _MARK}))  # type: ignore[arg-type]
+        parts = marked.split(b"%d" % _MARK)
+        if len(parts) != 2:
+            return action, None, b""
+        return action, parts[0], parts[1]
 
     def _canonical(self, raw: bytes) -> Any:
         if raw == _NULL:
@@ -582,35 +655,50 @@ class _Expander:
 
 def expand_lines(lines: Iterable[bytes]) -> Iterator[bytes]:
     """The lines of a replay as a reader sees them: a lean replay's steps (format
-    1.1) given back in full, each turn message recomputed by the game's rules and
-    each action in its canonical form, so every line is the one its hash seals.
-    Lines of a replay in format 1.0 pass unchanged. Pure: no I/O."""
+    1.1, 1.2) given back in full, each turn message recomputed by the game's rules
+    and each action in its canonical form. Lines of a replay in format 1.0 pass
+    unchanged. Pure: no I/O."""
+    for line, _sealed in _read_back(lines, False):
+        yield line
+
+
+def sealed_lines(lines: Iterable[bytes]) -> Iterator[tuple[bytes, bytes | None]]:
+    """Each line as a reader sees it (``expand_lines``), with the bytes its hash seals
+    after the previous hash when those are not the line itself without its ``h``
+    (a format 1.2 step: the line as stored, then the turn lines the rules give);
+    None for every other line. Pure: no I/O."""
+    return _read_back(lines, True)
+
+
+def _read_back(lines: Iterable[bytes], seal: bool) -> Iterator[tuple[bytes, bytes | None]]:
     it = iter(lines)
     first = next(it, None)
     if first is None:
         return
-    yield first
+    yield first, None
     try:
         header = _read_header(first)
     except (ValueError, RecursionError):
         header = None
     if header is None or header.format_minor < 1 or header.format_version != FORMAT_VERSION:
-        yield from it
+        for line in it:
+            yield line, None
         return
     try:
         expander = _Expander(header, rebuild_game(header))
     except (ValueError, TypeError):
-        yield from it  # the verifier says what is wrong with the header
+        for line in it:  # the verifier says what is wrong with the header
+            yield line, None
         return
     for line in it:
         if expander.lost or not line.endswith(b"\n"):
-            yield line
+            yield line, None
         elif line.startswith(b'{"type":"step"'):
-            yield expander.step(line)
+            yield expander.step(line, seal)
         else:
             if line.startswith(b'{"type":"event"'):
                 expander.event(line)
-            yield line
+            yield line, None
 
 
 def iter_lines(path: Path) -> Iterator[bytes]:

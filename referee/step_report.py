@@ -190,7 +190,7 @@ def verify_summary(path: Path) -> str:
 
     try:
         with open(path, "rb") as f:
-            return verify_replay(read_lines(f, keep_cut=True)).summary()
+            return verify_replay(read_lines(f, keep_cut=True, expand=False)).summary()
     except (OSError, ValueError) as exc:
         return f"cannot verify: {exc}"
 

@@ -35,9 +35,9 @@ from .replay import (
     GzipNote,
     Header,
     chain_line,
-    expand_lines,
     read_lines,
     rebuild_game,
+    sealed_lines,
     unseal,
 )
 
@@ -230,21 +230,24 @@ class _Verifier:
 
     # -- the chain ---------------------------------------------------------------
 
-    def chain(self, number: int, line: bytes) -> tuple[bytes, bool]:
-        """Check the seal; returns the body without h (the line itself if unsealed)."""
+    def chain(self, number: int, line: bytes, seals: bytes | None) -> tuple[bytes, bool]:
+        """Check the seal; returns the body without h (the line itself if unsealed).
+        ``seals``: what the hash seals when that is not the body (``sealed_lines``)."""
         sealed = unseal(line)
         if sealed is None:
             self.problem(CHAIN, number, None, f"line {number} has no hash field")
             return line.rstrip(b"\n"), False
         body, h = sealed
-        _line, expected_h = chain_line(self.prev_h, body)
+        _line, expected_h = chain_line(self.prev_h, body if seals is None else seals)
         if h != expected_h:
             if self.report.chain_intact:
+                # A format 1.2 step seals the turns sent too, which the rules recompute.
+                what = "the line or" if seals is None else "the line, the turns it seals, or"
                 self.problem(
                     CHAIN,
                     number,
                     None,
-                    f"hash chain broken at line {number}: the line or one before it was changed",
+                    f"hash chain broken at line {number}: {what} one before it was changed",
                 )
         # Continue from the recorded hash so one edit is reported once, not on every line.
         self.prev_h = h
@@ -253,8 +256,8 @@ class _Verifier:
 
     # -- records -----------------------------------------------------------------
 
-    def line(self, number: int, raw: bytes) -> None:
-        body, _sealed = self.chain(number, raw)
+    def line(self, number: int, raw: bytes, seals: bytes | None = None) -> None:
+        body, _sealed = self.chain(number, raw, seals)
         if self.stopped:
             return
         try:
@@ -584,12 +587,13 @@ class _Verifier:
 
 def verify_replay(lines: Iterable[bytes]) -> VerifyReport:
     """Re-check a replay given as its lines (bytes, each ending in ``\\n``; a last
-    line without one is taken as cut off by a killed writer), as stored or as read
-    back (a lean replay's steps are expanded first: ``expand_lines``). Pure: no I/O."""
+    line without one is taken as cut off by a killed writer), as stored: a lean
+    replay's steps are expanded here (``sealed_lines``); a format 1.2 step read back
+    in full no longer carries the line its hash seals. Pure: no I/O."""
     v = _Verifier()
     cut = False
     number = 0
-    for raw in expand_lines(lines):
+    for raw, seals in sealed_lines(lines):
         if cut:  # only the last line may lack its newline
             v.problem(FORMAT, number, None, f"line {number} has no line end")
             cut = False
@@ -599,7 +603,7 @@ def verify_replay(lines: Iterable[bytes]) -> VerifyReport:
             if v.footer_seen:
                 v.problem(FORMAT, number, None, f"line {number} is cut off after the footer")
             continue
-        v.line(number, raw)
+        v.line(number, raw, seals)
         if v.stopped and v.header is None:
             break
     return v.finish(cut)

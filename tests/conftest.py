@@ -42,6 +42,31 @@ def needs(missing: bool, reason: str) -> pytest.MarkDecorator:
 needs_node = needs(shutil.which("node") is None, "node is not installed")
 
 
+# make test runs two files at a time (pytest-xdist, --dist loadfile), handing out
+# files in collection order; the longest files go first so that none of them starts
+# last and leaves the other worker idle.
+LONGEST_FIRST = (
+    "test_zoo.py",
+    "test_tournament.py",
+    "test_tournament_tables.py",
+    "test_server.py",
+    "test_sprt.py",
+    "test_stats.py",
+    "test_deception_bots.py",
+    "test_sample_bots.py",
+    "test_languages.py",
+    "test_viewer.py",
+)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    def rank(item: pytest.Item) -> int:
+        name = item.path.name
+        return LONGEST_FIRST.index(name) if name in LONGEST_FIRST else len(LONGEST_FIRST)
+
+    items.sort(key=rank)  # stable: the tests of a file keep their order
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "ci_missing(reason): a requirement CI must provide is missing (fails)"
@@ -274,8 +299,22 @@ _passed: set[str] = set()
 _unrun: list[str] = []
 
 
+def _is_xdist_worker(config: pytest.Config) -> bool:
+    # Under pytest-xdist (make test runs the suite on two workers) each worker sees
+    # only its own share of the results; the controller sees them all and judges.
+    return hasattr(config, "workerinput")
+
+
 def pytest_collection_finish(session: pytest.Session) -> None:
-    _selected[:] = [item.nodeid for item in session.items]
+    if session.items:
+        _selected[:] = [item.nodeid for item in session.items]
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_node_collection_finished(node: Any, ids: list[str]) -> None:
+    # The controller collects nothing itself; every worker collects the same ids.
+    if not _selected:
+        _selected[:] = ids
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
@@ -288,6 +327,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     # Only a run that went to its end is judged: after -x stopped it, or an interrupt,
     # the unrun tests say nothing (and the run has failed already).
     if not IN_CI or session.shouldstop or session.shouldfail:
+        return
+    if _is_xdist_worker(session.config):
         return
     if session.config.option.collectonly:  # nothing was meant to run
         return

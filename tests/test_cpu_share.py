@@ -20,6 +20,9 @@ from conftest import CI_REQUIRED_LAYERS, skip_or_fail
 
 from referee import sandbox
 
+# Timings and placements mean something only with no other test beside them.
+pytestmark = pytest.mark.alone
+
 ROOT = Path(__file__).resolve().parent.parent
 ZOO = ROOT / "tests" / "zoo"
 ROUNDS = "200"

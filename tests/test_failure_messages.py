@@ -8,6 +8,7 @@ import os
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import processes_mentioning, run_cli
 
 PY = sys.executable
@@ -56,11 +57,19 @@ def test_a_silent_handshake_names_the_missing_flush(tmp_path, bot_copy):
     assert "nothing was read from its stdout (is it flushed after each line?)" in fault["detail"]
 
 
-def test_a_silent_first_turn_names_the_missing_flush(tmp_path, bot_copy):
+@pytest.mark.parametrize(
+    ("mode", "hint"),
+    [
+        ("turn_unflushed", "nothing was read from its stdout (is it flushed after each line?)"),
+        ("no_newline", "33 bytes arrived without a newline (end each line with \\n)"),
+    ],
+    ids=["missing_flush", "missing_newline"],
+)
+def test_a_silent_first_turn_names_what_is_missing(tmp_path, bot_copy, mode, hint):
     proc, _ = newcomer(
         tmp_path,
         bot_copy,
-        "turn_unflushed",
+        mode,
         "--move-timeout",
         "0.3",
         "--time-bank",
@@ -72,26 +81,7 @@ def test_a_silent_first_turn_names_the_missing_flush(tmp_path, bot_copy):
     assert proc.returncode == 0, proc.stderr
     fault = json.loads(proc.stdout)["seats"][0]["verdict"]["faults"][0]
     assert (fault["round"], fault["kind"]) == (1, "timeout")
-    assert "nothing was read from its stdout (is it flushed after each line?)" in fault["detail"]
-
-
-def test_a_reply_without_its_newline_is_named(tmp_path, bot_copy):
-    proc, _ = newcomer(
-        tmp_path,
-        bot_copy,
-        "no_newline",
-        "--move-timeout",
-        "0.3",
-        "--time-bank",
-        "0",
-        "--max-faults",
-        "1",
-        json_out=True,
-    )
-    assert proc.returncode == 0, proc.stderr
-    fault = json.loads(proc.stdout)["seats"][0]["verdict"]["faults"][0]
-    assert (fault["round"], fault["kind"]) == (1, "timeout")
-    assert "33 bytes arrived without a newline (end each line with \\n)" in fault["detail"]
+    assert hint in fault["detail"]
 
 
 def test_a_debug_line_on_stdout_is_shown_with_the_hint(tmp_path, bot_copy):

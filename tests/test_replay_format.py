@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
 from pathlib import Path
 
@@ -17,12 +18,15 @@ from referee.replay import (
     Event,
     Footer,
     Header,
+    LeanActions,
     LeanStep,
     Step,
     chain_line,
     expand_lines,
     iter_lines,
     read_replay,
+    sealed_lines,
+    turn_lines,
     unseal,
 )
 from referee.verify import verify_replay
@@ -46,15 +50,21 @@ def test_every_line_is_sealed_and_chained(tmp_path, bot_copy):
     path = tmp_path / "c.jsonl"
     match_json(f"python3 {steady}", f"python3 {steady}", "--rounds", "50", "--replay", str(path))
     prev = b""
-    lines = list(iter_lines(path))
-    assert len(lines) == 52  # header, 50 steps, footer
-    for line in lines:
+    stored = path.read_bytes().splitlines(keepends=True)
+    assert len(stored) == 52  # header, 50 steps, footer
+    for line, (_whole, seals) in zip(stored, sealed_lines(stored), strict=True):
         sealed = unseal(line)
         assert sealed is not None
         body, h = sealed
-        again, h2 = chain_line(prev, body)
-        assert h2 == h and again == line
+        # A step's hash seals its line and the turn lines sent after it (format 1.2).
+        is_step = line.startswith(b'{"type":"step"')
+        assert (seals is not None) == is_step
+        again, h2 = chain_line(prev, body if seals is None else seals)
+        assert h2 == h
+        if not is_step:
+            assert again == line
         prev = h
+    assert len(list(iter_lines(path))) == 52
 
 
 def test_truncated_files_read_as_a_prefix(tmp_path, bot_copy):
@@ -72,7 +82,7 @@ def test_truncated_files_read_as_a_prefix(tmp_path, bot_copy):
         assert [s.n for s in prefix.steps] == list(range(1, len(prefix.steps) + 1))
 
 
-# -- lean steps (format 1.1) --------------------------------------------------------
+# -- lean steps (format 1.2) --------------------------------------------------------
 
 
 def _lean_match(tmp_path, bot_copy, rounds: int = 120) -> list[bytes]:
@@ -85,15 +95,27 @@ def _lean_match(tmp_path, bot_copy, rounds: int = 120) -> list[bytes]:
 
 def _reseal(stored: list[bytes]) -> list[bytes]:
     """Lean lines with the chain made whole again as a forger would: each step's hash
-    over the line in full. Only the rules can catch an edit then."""
+    over its line and the turns the rules give. Only the rules can catch an edit then."""
     out, prev = [], b""
-    for line, whole in zip(stored, expand_lines(stored), strict=True):
-        body = unseal(line)
-        full = unseal(whole)
+    for line, (whole, seals) in zip(stored, sealed_lines(stored), strict=True):
+        body, full = unseal(line), unseal(whole)
         assert body is not None and full is not None
-        _, prev = chain_line(prev, full[0])
+        # Format 1.1 seals a step in full (the line as read back).
+        _, prev = chain_line(prev, full[0] if seals is None else seals)
         out.append(body[0][:-1] + b',"h":"' + prev + b'"}\n')
     return out
+
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "replays"
+# Where lean replays to tamper with come from: a match played now (format 1.2), and
+# the fixtures of Chaos League in formats 1.1 and 1.2 (trickster v sceptic, 100 rounds).
+LEAN_SOURCES = ["match", "lean-chaos-tricks", "lean-1.2-chaos-tricks"]
+
+
+def _lean_replay(source: str, tmp_path, bot_copy) -> list[bytes]:
+    if source == "match":
+        return _lean_match(tmp_path, bot_copy)
+    return (FIXTURES / f"{source}.jsonl").read_bytes().splitlines(keepends=True)
 
 
 def _step_index(lines: list[bytes], n: int) -> int:
@@ -124,9 +146,10 @@ def test_a_lean_replay_leaves_out_what_the_rules_give_back(tmp_path, bot_copy):
     assert verify_replay(stored).ok
 
 
+@pytest.mark.parametrize("source", LEAN_SOURCES)
 @pytest.mark.parametrize("rehash", [False, True], ids=["as-edited", "re-hashed"])
-def test_tampering_with_a_lean_replay_is_caught(tmp_path, bot_copy, rehash):
-    stored = _lean_match(tmp_path, bot_copy)
+def test_tampering_with_a_lean_replay_is_caught(tmp_path, bot_copy, rehash, source):
+    stored = _lean_replay(source, tmp_path, bot_copy)
     assert verify_replay(stored).ok
     seal = _reseal if rehash else list
 
@@ -139,6 +162,8 @@ def test_tampering_with_a_lean_replay_is_caught(tmp_path, bot_copy, rehash):
         else:
             assert not report.chain_intact
             assert report.first.round == round_, report.summary()
+            assert report.summary().startswith(f"FAIL: round {round_}: hash chain broken")
+        assert "\n" not in report.summary()
 
     # An action changed: the recorded outcome no longer follows.
     lines = list(stored)
@@ -168,6 +193,48 @@ def test_tampering_with_a_lean_replay_is_caught(tmp_path, bot_copy, rehash):
     fails(lines, 43)
 
 
+def _chain(stored: list[bytes], seals: list[bytes | None]) -> list[bytes]:
+    """The lines sealed over ``seals`` (None: the line itself without its h)."""
+    out, prev = [], b""
+    for line, sealed in zip(stored, seals, strict=True):
+        body = unseal(line)
+        assert body is not None
+        _, prev = chain_line(prev, body[0] if sealed is None else sealed)
+        out.append(body[0][:-1] + b',"h":"' + prev + b'"}\n')
+    return out
+
+
+@pytest.mark.parametrize("source", ["match", "lean-1.2-chaos-tricks"])
+def test_a_turn_the_rules_do_not_give_is_caught(tmp_path, bot_copy, source):
+    """A referee that sent a bot another turn than the rules give seals that turn
+    (format 1.2): the verifier recomputes the turns, so the chain breaks at that
+    step; the file re-hashed over the rules' turns verifies, but not to the
+    published final hash."""
+    stored = _lean_replay(source, tmp_path, bot_copy)
+    assert b'"format_minor":2' in stored[0]
+    seals = [sealed for _whole, sealed in sealed_lines(stored)]
+    i = _step_index(stored, 40)
+    body = unseal(stored[i])[0]
+    turns = seals[i][len(body) :]
+    assert turns.count(b"\n") == 2 and b'"round":40' in turns
+    seals[i] = body + turns.replace(b'"round":40', b'"round":39', 1)
+    sent = _chain(stored, seals)  # what that referee wrote, and its published hash
+    published = unseal(sent[-1])[1].decode()
+    report = verify_replay(sent)
+    assert not report.ok and not report.chain_intact, report.summary()
+    assert report.summary() == (
+        "FAIL: round 40: hash chain broken at line 41: "
+        "the line, the turns it seals, or one before it was changed"
+    )
+    rehashed = verify_replay(_reseal(sent))
+    assert rehashed.ok and rehashed.final_hash != published
+
+
+def test_turn_lines_are_the_lines_sent():
+    raw = [msgspec.Raw(b'{"type":"turn","round":1}'), None, b'{"type":"turn","round":1}']
+    assert turn_lines(raw) == b'{"type":"turn","round":1}\nnull\n{"type":"turn","round":1}\n'
+
+
 def test_the_verify_command_catches_an_edited_lean_replay(tmp_path, bot_copy):
     stored = _lean_match(tmp_path, bot_copy, rounds=60)
     i = _step_index(stored, 30)
@@ -185,3 +252,43 @@ def test_the_format_doc_names_every_record_field():
     for struct in (Header, Step, Event, Footer, BotInfo, LeanStep):
         for name in struct.__struct_fields__:
             assert f"`{name}" in doc or f'"{name}"' in doc, f"{struct.__name__}.{name}"
+
+
+def test_a_step_hash_seals_what_the_format_doc_says():
+    """The chain of a format 1.2 replay, checked as protocol/replay-format.md tells a
+    reader in another language to: each step's stored line, then each seat's turn
+    (the rules' observation, JSON-encoded) and a newline; other lines alone."""
+    stored = (FIXTURES / "lean-1.2-chaos-tricks.jsonl").read_bytes().splitlines()
+    header = json.loads(stored[0])
+    assert header["format_minor"] == 2
+    game = ChaosLeague(rounds=header["params"]["rounds"], tokens=header["params"]["tokens"])
+    assert game.params() == header["params"]
+    state = game.new_state(header["seed"])
+    prev = b""
+    steps = 0
+    for line, whole in zip(stored, expand_lines([s + b"\n" for s in stored]), strict=True):
+        body, h = line[:-40] + b"}", line[-34:-2]
+        data = prev + body
+        if line.startswith(b'{"type":"step"'):
+            turns = [msgspec.json.encode(game.observe(state, seat)) for seat in (0, 1)]
+            data += b"".join(t + b"\n" for t in turns)
+            rec = json.loads(whole)
+            game.resolve(state, [msgspec.convert(a, Action) for a in rec["act"]])
+            steps += 1
+        assert hashlib.sha256(data).hexdigest()[:32].encode() == h
+        prev = h
+    assert steps == 100
+
+
+def test_a_lean_action_drops_the_echo_only_when_it_is_the_step_number():
+    lean = LeanActions(Action, "round").lean
+    assert bytes(lean(Action("rock", round=5), 5)) == b'{"real_move":"rock"}'
+    assert bytes(lean(Action("rock", round=5), 6)) == b'{"real_move":"rock","round":5}'
+    assert bytes(lean(Action("rock"), 6)) == b'{"real_move":"rock","round":null}'
+    # Remembered actions never stand for one another across steps.
+    assert bytes(lean(Action("rock", round=6), 6)) == b'{"real_move":"rock"}'
+    shadow = Action("rock", True, "spock", 7)
+    assert (
+        bytes(lean(shadow, 7))
+        == b'{"real_move":"rock","shadow_request":true,"shadow_move":"spock"}'
+    )

@@ -411,6 +411,7 @@ def champ():
     sys.path.insert(0, str(PY_BOTS))
     try:
         names = ["chaosbot", "champion", "rock", "random_bot", "beatlast", "markov", "mixed"]
+        names.append("frequency")
         yield {name: importlib.import_module(name) for name in names}
     finally:
         sys.path.remove(str(PY_BOTS))
@@ -461,6 +462,27 @@ def test_champion_deceives_a_reactive_bot_paced_and_profitably(champ) -> None:
     # The round after a shadow: beat-last answered the fake, and the champion beat that.
     after = [cb.outcome(*result["real"][t + 1]) for t in spends if t + 1 < rounds]
     assert sum(after) >= 0.9 * len(after), after
+
+
+def test_champion_deceives_a_learner_in_the_endgame_for_positive_efficiency(champ) -> None:
+    from referee.games.chaos import MOVE_INDEX, ChaosHistory
+    from referee.games.chaos_scoring import score_match
+
+    cb, cls = champ["chaosbot"], champ["champion"].Champion
+    rounds = 2000
+    result = cb.play(cls, champ["frequency"].Frequency, game="chaos", rounds=rounds, seeds=(2, 3))
+    spends = [
+        t
+        for t, (real, shown) in enumerate(zip(result["real"], result["shown"], strict=True))
+        if real[0] != shown[0]
+    ]
+    assert len(spends) >= 20, f"frequency's reply to a shown move can be forecast: {spends}"
+    # Kept for the last tenth of the match, where a false move costs little later.
+    assert sum(t >= rounds - rounds // 10 for t in spends) >= 0.9 * len(spends), spends
+    codes = bytes(MOVE_INDEX[x] * 6 + MOVE_INDEX[y] for x, y in result["real"])
+    shadows = [(t, 0, MOVE_INDEX[result["shown"][t][0]]) for t in spends]
+    scores = score_match(ChaosHistory(codes, shadows, 50, rounds, (False, False), 5))
+    assert scores[0]["deception_efficiency"] > 0.05, scores[0]
 
 
 def test_champion_timing_entry_point() -> None:

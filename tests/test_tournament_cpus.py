@@ -17,6 +17,9 @@ from referee.match import BOT_SLICE_NS
 from referee.replay import iter_lines
 from referee.tournament.executor import cpu_shares
 
+# Timings and placements mean something only with no other test beside them.
+pytestmark = pytest.mark.alone
+
 PROBE = TEST_BOTS / "placement_probe.py"
 CPUS = sorted(os.sched_getaffinity(0))
 

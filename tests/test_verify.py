@@ -24,6 +24,7 @@ from referee.games.base import Fault
 from referee.games.chaos import MOVE_INDEX, MOVES, PAYOFF, Action
 from referee.judge import Judge
 from referee.replay import (
+    FORMAT_MINOR,
     FORMAT_NAME,
     FORMAT_VERSION,
     BotInfo,
@@ -558,8 +559,12 @@ def test_other_games_verify_and_edits_are_caught(game: str, tmp_path: Path) -> N
             break
     assert proc.returncode == 0, proc.stderr
     assert verify_replay(replay.read_bytes().splitlines(keepends=True)).ok  # as stored
-    # As read back: every turn message in the lines, so edits can be made to them.
+    # As read back, made a format 1.0 replay (each line's hash over itself, every turn
+    # message in the lines), so edits can be made to them.
     lines = list(expand_lines(replay.read_bytes().splitlines(keepends=True)))
+    header = body(lines[0])
+    assert header.pop("format_minor") == FORMAT_MINOR
+    lines = reseal([msgspec.json.encode(header) + b"\n"] + lines[1:])
     report = verify_replay(lines)
     assert report.ok, report.problems
     steps = [i for i, line in enumerate(lines) if body(line)["type"] == "step"]

@@ -16,6 +16,9 @@ from conftest import ROOT, TEST_BOTS, match_json
 from referee.match import BotSpec, MatchConfig, run_match
 from referee.wakeup import DEVICE, IdlePollHold, current_limit_us
 
+# Timings and placements mean something only with no other test beside them.
+pytestmark = pytest.mark.alone
+
 STEADY = TEST_BOTS / "steady.py"
 CAN_HOLD = os.access(DEVICE, os.W_OK)
 NOBODY_ASKS = 2_000_000_000  # the kernel's value when no process holds a request

@@ -7,7 +7,7 @@ illegal moves, disqualifications, crashes, a failed handshake) with fixed seeds:
     python tools/replay_compare.py record DIR      # replays and --json results in DIR
     python tools/replay_compare.py compare OLD NEW [KEY...] # line by line, timing
         fields aside (and the fields named KEY, e.g. containment after a change to it)
-    python tools/replay_compare.py fixtures DIR OUT # small replays for tests/fixtures
+    python tools/replay_compare.py fixtures DIR OUT [NAME...] # small replays for tests/fixtures
 
 Timing fields (latencies, clocks, durations, CPU and memory measurements, the hash
 chain that covers them, and the seconds quoted in a timeout's detail) are left out
@@ -186,8 +186,8 @@ FIXTURES = (
 )
 
 
-def fixtures(src: Path, out: Path) -> None:
-    from referee.replay import chain_line, expand_lines, unseal
+def fixtures(src: Path, out: Path, names: tuple[str, ...] = FIXTURES) -> None:
+    from referee.replay import chain_line, sealed_lines, unseal
 
     out.mkdir(parents=True, exist_ok=True)
     swaps = [(PY.encode(), b"/usr/bin/python3"), (str(ROOT).encode() + b"/", b"/opt/referee/")]
@@ -200,22 +200,26 @@ def fixtures(src: Path, out: Path) -> None:
             body = body.replace(old, new)
         return body
 
-    for name in FIXTURES:
+    for name in names:
         prev = b""
         lines = []
         stored = (src / f"{name}.jsonl").read_bytes().splitlines(keepends=True)
-        # A lean replay's hash seals each step in full: re-seal the full line, keep
-        # the stored one.
-        for line, whole in zip(stored, expand_lines(stored), strict=True):
+        for line, (whole, seals) in zip(stored, sealed_lines(stored), strict=True):
             body = neutral(line)
-            _, prev = chain_line(prev, neutral(whole))
+            if seals is None:
+                # The line itself, or (format 1.1) the step in full as read back.
+                _, prev = chain_line(prev, neutral(whole))
+            else:
+                # Format 1.2: the stored line, then the turn lines the rules give.
+                turns = seals[len(unseal(line)[0]) :]  # type: ignore[index]
+                _, prev = chain_line(prev, body + turns)
             lines.append(body[:-1] + b',"h":"' + prev + b'"}\n')
         (out / f"{name}.jsonl").write_bytes(b"".join(lines))
 
 
 def main() -> int:
-    if len(sys.argv) == 4 and sys.argv[1] == "fixtures":
-        fixtures(Path(sys.argv[2]), Path(sys.argv[3]))
+    if len(sys.argv) >= 4 and sys.argv[1] == "fixtures":
+        fixtures(Path(sys.argv[2]), Path(sys.argv[3]), tuple(sys.argv[4:]) or FIXTURES)
         return 0
     if len(sys.argv) == 3 and sys.argv[1] == "record":
         record(Path(sys.argv[2]))

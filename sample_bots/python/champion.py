@@ -43,6 +43,16 @@ we are losing. An opponent whose replies do not depend on what it sees (random,
 rock) has rows of the table alike, so no shown move promises credit. Forecasts
 are discounted by how well the earlier ones came true.
 
+In the last tenth of the match, where a false move cannot cost many later
+points, an endgame planner runs first: simulated learners of our shown moves
+(Markov-like at two decays, a frequency learner) and their recent replies
+forecast their reply to each move we could show; the best-scoring forecaster's
+forecast, calibrated by its hit rate, gives each (shown move, next answer) its
+expected credit as the scoring computes it, and a token goes to an offer that
+raises the efficiency and is among the best of the recent offers. If a
+forgetting forecaster reads them best (a learner that follows one false move)
+only the last 20 rounds are open.
+
 Randomness comes from the hello seed, so a match is reproducible.
 """
 
@@ -50,6 +60,7 @@ from __future__ import annotations
 
 import sys
 import time
+from operator import mul
 
 import chaosbot
 import numpy as np
@@ -93,6 +104,14 @@ SURE_WIN = 0.8  # forecast chance that our answer beats their reply to the fake
 COOLDOWN = 10  # rounds after a token before the next (a misread fake is not repeated)
 REPLY_DECAY = 0.9  # the context table whose rows forecast their reply to a shown move
 AUDIT_AFTER = 4  # spends before the forecasts are discounted by what they realised
+ENDGAME = 1000  # at most this many last rounds (a tenth of the match) see _plan_endgame ...
+SHORT_MEMORY_ENDGAME = 20  # ... and only these when a forgetting forecaster reads them best
+WATCH = 1000  # rounds before them in which the reply forecasters are scored
+LEARNER_DECAYS = (0.98, 0.9)  # simulated first-order learners of our shown moves
+REPLY_TABLE_DECAY = 0.95  # per showing of a move: their recent replies to it
+FORECAST_DECAY = 0.98  # scoring of the reply forecasters
+ENDGAME_MARGIN = 0.02  # expected credit asked beyond what raises the efficiency
+OFFERS_KEPT = 200  # recent expected credits an offer is ranked among
 
 
 class History:
@@ -110,6 +129,10 @@ class History:
         self.ends: dict[int, int] = {}
         self.found: list[int] = []  # found[k-1]: previous end of the current k-gram
         self.purge_at = 2 * MAX_AGE
+        # codes[k-1]: the code of the k symbols ending now (newest digit first), as
+        # long as none of them is unknown; the next round's follow from these.
+        self.codes: list[int] = []
+        self.powers = [self.base**k for k in range(1, MAX_MATCH)]
 
     def add(self, sym: int) -> None:
         seq = self.seq
@@ -120,20 +143,18 @@ class History:
         if sym >= 0:
             ends = self.ends
             oldest = t - MAX_AGE
-            base = self.base
-            code = 0
-            matching = True
-            for s in reversed(seq[max(0, t + 1 - MAX_MATCH) :]):
-                if s < 0:
-                    break  # a match never runs through an unknown or masked round
-                code = code * base + s + 1
-                if matching:
-                    prev = ends.get(code)
-                    if prev is not None and prev >= oldest:
-                        found.append(prev)
-                    else:
-                        matching = False
-                ends[code] = t
+            digit = sym + 1
+            codes = [digit]
+            codes += [digit * p + c for p, c in zip(self.powers, self.codes, strict=False)]
+            self.codes = codes
+            for code in codes:
+                prev = ends.get(code)
+                if prev is None or prev < oldest:
+                    break
+                found.append(prev)
+            ends.update(dict.fromkeys(codes, t))
+        else:
+            self.codes = []  # a match never runs through an unknown or masked round
         if t >= self.purge_at:
             self.purge_at = t + MAX_AGE
             keep_from = t + 1 - MAX_AGE  # what the next round may still match
@@ -215,6 +236,9 @@ class Champion(chaosbot.Bot):
         # look-up a round instead of a handful of numpy calls).
         self.ctx_cache: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         self.ctx_cells = np.zeros(ntab, dtype=np.int64)  # ctx_prev * n: the row's first cell
+        self.ctx_code = 0  # the key of the current contexts in ctx_cache
+        # (cells, weights) of a round's count update by context and moves (see record).
+        self.update_cache: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self.count_cells = self.counts.reshape(-1)  # a view
         # One product scores every row against our replies (first n columns) and
         # keeps it as it is (last n): a mirrored table predicts our move, so it
@@ -271,7 +295,23 @@ class Champion(chaosbot.Bot):
         self.whole: np.ndarray | None = None  # the whole-match reply model, cached
         self.whole_until = 0
         self.ceiling = np.zeros(n)
+        self.ceiling_list = [0.0] * n
         self.reply_tab = self.tables.index(("opp", 2, REPLY_DECAY))
+        # Endgame deception: forecasters of their reply to each move we could show.
+        self.endgame_from = max(2, self.rounds - min(ENDGAME, self.rounds // 10))
+        self.watch_from = max(2, self.endgame_from - WATCH)
+        self.shown: list[int] = []  # our shown moves
+        self.learners = [[[0.0] * n for _ in range(n)] for _ in LEARNER_DECAYS]
+        self.shown_counts = [0.0] * n
+        self.reply_recent = [[0.0] * n for _ in range(n)]
+        self.nfore = len(LEARNER_DECAYS) + 2  # see _forecast_by for the order
+        self.answers = [[(z + k) % n for k in range(1, half + 1)] for z in range(n)]
+        self.pay_lists = [[out[(a - b) % n] for b in range(n)] for a in range(n)]
+        self.fore_hit = [0.0] * self.nfore  # decayed mean chance given to their reply
+        self.fore_sharp = [0.0] * self.nfore  # decayed mean chance given to its own forecast
+        self.fore_weight = 0.0
+        self.offers: list[float] = []  # the expected credit of the best fake, by round
+        self.pending: dict[int, list[list[float]]] = {}  # round index: forecasts made then
 
     # -- learning ------------------------------------------------------------
 
@@ -284,7 +324,7 @@ class Champion(chaosbot.Bot):
         prev_bucket = self.last_bucket
         if o < 0:
             w = 0.0
-        elif chaosbot.bucket_dropped(prev_bucket, bucket_now):
+        elif bucket_now != prev_bucket and chaosbot.bucket_dropped(prev_bucket, bucket_now):
             w = 0.0  # a proven shadow
             self.pressure_until = t + PRESSURE
         elif prev_bucket == "EMPTY" or t > self.pressure_until:
@@ -333,12 +373,21 @@ class Champion(chaosbot.Bot):
             self.inc[:] = 1.0
             self.inc_max = 1.0
         if self.ctx_prev is not None:
-            moves = self.move_lut[o_kept + 1, o + 1, m + 1]
-            weights = self.weight_lut[int(2 * w), int(o >= 0), int(m >= 0)] * self.ctx_ok
-            weights *= self.inc
-            self.count_cells[self.ctx_cells + moves] += weights
+            # The cells and weights depend only on the context and this round's
+            # moves: computed once per combination, like the contexts themselves.
+            key = (((self.ctx_code * (n + 1) + o_kept + 1) * (n + 1) + o + 1) * (n + 1) + m + 1) * 3
+            key += int(2 * w)
+            update = self.update_cache.get(key)
+            if update is None:
+                moves = self.move_lut[o_kept + 1, o + 1, m + 1]
+                weights = self.weight_lut[int(2 * w), int(o >= 0), int(m >= 0)] * self.ctx_ok
+                update = self.update_cache[key] = (self.ctx_cells + moves, weights)
+            cells, weights = update
+            self.count_cells[cells] += weights * self.inc
         self._contexts()
         self._learn_reply(o, m)
+        if t > self.watch_from:
+            self._score_forecasts(t, o)
 
     def _contexts(self) -> None:
         """Each table's context for predicting the next round (ctx_prev, ctx_ok)."""
@@ -363,6 +412,7 @@ class Champion(chaosbot.Bot):
             rows = (self.ctx_coef @ np.array(vals).clip(0)) * (need == 0) + self.row_base
             known = self.ctx_cache[code] = (rows, rows * self.n, ok)
         self.ctx_prev, self.ctx_cells, self.ctx_ok = known
+        self.ctx_code = code
 
     def _learn_reply(self, seen: int, mine: int) -> None:
         """Their reply (this round) to what we showed the round before, in honest
@@ -380,6 +430,141 @@ class Champion(chaosbot.Bot):
             misread = max(0.0, f[shown, seen] - f[real, seen])
             self.realised_sum += misread * self.out[(mine - seen) % self.n]
             self.forecast_sum += forecast
+
+    # -- forecasting their reply to a shown move (endgame) ---------------------
+
+    def _learner_reply(self, counts: list[float]) -> list[float]:
+        """What a learner that counts our moves plays: an answer to our likeliest
+        move, the one of the answers that does best against the counts (ties
+        shared), or a random move with nothing counted."""
+        n = self.n
+        top = max(counts)
+        if top <= 0.0:
+            return [1.0 / n] * n
+        dist = [0.0] * n
+        likely = [z for z in range(n) if counts[z] == top]
+        answers, pay_rows = self.answers, self.pay_lists
+        for z in likely:
+            options = answers[z]
+            score = [sum(map(mul, counts, pay_rows[a])) for a in options]
+            best = max(score)
+            picks = [a for a, sc in zip(options, score, strict=True) if sc == best]
+            share = 1.0 / (len(likely) * len(picks))
+            for a in picks:
+                dist[a] += share
+        return dist
+
+    def _forecast_by(self, k: int, v: int, prev: int) -> list[float]:
+        """Forecaster k's distribution of their next move if we show v now.
+
+        0, 1: simulated first-order learners of our shown moves (as a Markov
+        bot counts them, at two decays); FREQUENCY_FORECASTER: a frequency
+        learner of our shown moves; the last: their recent replies to v."""
+        nlearn = len(LEARNER_DECAYS)
+        if k < nlearn:
+            row = self.learners[k][v]
+            if prev == v:
+                d = LEARNER_DECAYS[k]
+                row = [x * d for x in row]
+                row[v] += 1.0
+            return self._learner_reply(row)
+        if k == nlearn:
+            counts = list(self.shown_counts)
+            counts[v] += 1.0
+            return self._learner_reply(counts)
+        recent = self.reply_recent[v]
+        total = sum(recent)
+        return [x / total for x in recent] if total > 0 else [1.0 / self.n] * self.n
+
+    def _forecast(self, v: int, prev: int) -> list[list[float]]:
+        """Every forecaster's distribution of their next move if we show v now."""
+        return [self._forecast_by(k, v, prev) for k in range(self.nfore)]
+
+    def _after_show(self, idx: int, v: int) -> None:
+        """Commit the move we show in round idx to the simulated learners."""
+        prev = self.shown[-1] if self.shown else -1
+        if idx >= self.watch_from:
+            self.pending[idx] = self._forecast(v, prev)
+            if prev >= 0:
+                for d, table in zip(LEARNER_DECAYS, self.learners, strict=True):
+                    row = table[prev]
+                    for k in range(self.n):
+                        row[k] *= d
+                    row[v] += 1.0
+        self.shown_counts[v] += 1.0
+        self.shown.append(v)
+
+    def _score_forecasts(self, t: int, seen: int) -> None:
+        """Score the forecasts of round t-1 against their move in round t."""
+        fc = self.pending.pop(t - 1, None)
+        if seen < 0 or fc is None:
+            return
+        shown = self.shown[t - 1]
+        row = self.reply_recent[shown]
+        for k in range(self.n):
+            row[k] *= REPLY_TABLE_DECAY
+        row[seen] += 1.0
+        d = FORECAST_DECAY
+        self.fore_weight = self.fore_weight * d + (1 - d)
+        for k, dist in enumerate(fc):
+            self.fore_hit[k] = self.fore_hit[k] * d + (1 - d) * dist[seen]
+            self.fore_sharp[k] = self.fore_sharp[k] * d + (1 - d) * sum(p * p for p in dist)
+
+    def _plan_endgame(self, rnd: int, real: int) -> tuple[int, int, float] | None:
+        """(shown move, next round's answer, expected credit) in the last rounds.
+
+        A false move kicks a learning opponent off its course, which costs points
+        over the rest of the match: here there is little match left. Their reply
+        to each move we could show is forecast by the forecaster that has been
+        right most often lately, calibrated by how often it was right (mixed
+        with a uniform guess); the shown move and the answer are those with the
+        best expected credit as the scoring measures it (the whole-match reply
+        table). An opponent that ignores what it sees gets the same forecast
+        whatever we show, and rows of the table alike: no credit, no token."""
+        if rnd >= self.rounds or self.fore_weight <= 0.0:
+            return None
+        n = self.n
+        hits = [h / self.fore_weight for h in self.fore_hit]
+        k = max(range(self.nfore), key=hits.__getitem__)
+        sharp = self.fore_sharp[k] / self.fore_weight
+        uniform = 1.0 / n
+        if sharp <= uniform or hits[k] <= uniform:
+            return None
+        lam = min(1.0, (hits[k] - uniform) / (sharp - uniform))
+        # An opponent read best by a forgetting model (a decayed learner, its
+        # recent replies) weighs one false move heavily: it follows it for the
+        # rounds after, off the course we read, which costs more points than the
+        # credit, so only the last few rounds are open. One read best by
+        # whole-match counts takes a false move as one count among thousands.
+        if k != FREQUENCY_FORECASTER and self.rounds - rnd > SHORT_MEMORY_ENDGAME:
+            return None
+        prev = self.shown[-1] if self.shown else -1
+        fc = np.array([self._forecast_by(k, v, prev) for v in range(n)])
+        fc = lam * fc + (1.0 - lam) * uniform
+        f = self._reply_model()
+        misread = np.maximum(0.0, f - f[real])
+        credit = (fc * misread).dot(self.payoff.T)  # [shown, answer]
+        credit[real] = -1.0
+        trust = 1.0
+        if self.spends >= AUDIT_AFTER and self.forecast_sum > 0:
+            trust = min(1.0, max(0.0, self.realised_sum / self.forecast_sum))
+        best = int(credit.argmax())
+        shown, answer = divmod(best, n)
+        expected = float(credit[shown, answer]) * trust
+        spent = self.spends
+        rate = (self.realised_sum - KAPPA * spent) / (spent + 10)
+        offers = self.offers
+        offers.append(expected)
+        if expected <= KAPPA + max(0.0, rate) + ENDGAME_MARGIN:
+            return None
+        # Keep the tokens for the best offers: with more rounds left than tokens,
+        # only an offer among the best (tokens / rounds left) of the recent ones.
+        left = self.rounds - rnd
+        if self.tokens < left and len(offers) >= OFFERS_KEPT // 4:
+            recent = sorted(offers[-OFFERS_KEPT:])
+            if expected < recent[int((1.0 - self.tokens / left) * (len(recent) - 1))]:
+                return None
+        return shown, answer, expected
 
     # -- deciding ------------------------------------------------------------
 
@@ -478,14 +663,19 @@ class Champion(chaosbot.Bot):
             # reply were certain and beaten: when it is under the bar, skip the rest.
             # Against an opponent that ignores what it sees every row of f is alike.
             self.ceiling = np.maximum(0.0, f[:, None, :] - f[None, :, :]).max(axis=(0, 2))
+            self.ceiling_list = self.ceiling.tolist()
         # The floor: a false move also kicks a learning opponent off the course
         # it was on. While we read it well that costs more points than a modest
         # credit is worth (and the whole-match table the scoring uses is flatter
         # than the one we see now); an opponent that merely reacts to the move it
         # sees (a sharp reply table, credits near 0.5) is not disturbed. While we
         # lose, the kick is welcome.
-        bar = max(self._bar(rnd, losing), LOSING_FLOOR if losing else FLOOR)
-        if self.ceiling[real] <= bar:
+        floor = LOSING_FLOOR if losing else FLOOR
+        ceiling = self.ceiling_list[real]
+        if ceiling <= floor:
+            return None  # the bar below is never under the floor: skip computing it
+        bar = max(self._bar(rnd, losing), floor)
+        if ceiling <= bar:
             return None
         f = self.whole
         now = self.counts[self.reply_tab, : self.n]
@@ -523,16 +713,25 @@ class Champion(chaosbot.Bot):
         if self.sting >= 0:
             real = self.sting
             self.sting = -1
-        plan = self._plan_shadow(turn.round, real) if self.tokens > 0 else None
+        plan = None
+        if self.tokens > 0:
+            if turn.round > self.endgame_from:
+                plan = self._plan_endgame(turn.round, real)
+            if plan is None:
+                plan = self._plan_shadow(turn.round, real)
         if plan is None:
             self.honest_shown.append(real)
+            self._after_show(turn.round - 1, real)
             return self.cyc[real]
         shown, self.sting, forecast = plan
         self.spend_log[turn.round - 1] = (shown, real, forecast)
         self.spends += 1
         self.honest_shown.append(-1)
+        self._after_show(turn.round - 1, shown)
         return chaosbot.Shadow(self.cyc[real], self.cyc[shown])
 
+
+FREQUENCY_FORECASTER = len(LEARNER_DECAYS)  # index of the whole-match learner in _forecast_by
 
 # History-matching slots: (history, predicts our move?). Joint: both; theirs: their
 # next (an opponent that plays a fixed sequence, whatever we do).

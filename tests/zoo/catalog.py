@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 _SLOW_MOVE = ("--move-timeout", "20")
+_SMALL_MEMORY = ("--memory-mib", "256", *_SLOW_MOVE)
 
 ZOO_DIR = Path(__file__).resolve().parent
 BIN_DIR = ZOO_DIR / "bin"
@@ -234,33 +235,35 @@ ZOO: tuple[ZooBot, ...] = (
     ZooBot("c_segv", _c("segv"), _always(fatal("crash")), needs="c"),
     ZooBot("c_abort", _c("abort"), _always(fatal("crash")), needs="c"),
     # -- memory and processes
-    # Filling a GiB takes a while on a loaded machine: a long move limit makes sure
-    # the memory watchdog, not the clock, is what stops these bots.
+    # Filling memory takes a while on a loaded machine: a long move limit makes sure
+    # the memory watchdog, not the clock, is what stops these bots. The limit is a
+    # quarter of the default: the watchdog works the same at any limit, and touching
+    # a whole GiB of pages cost each match about a second of CPU.
     ZooBot(
         "memhog",
         _py("memhog.py"),
         _always(fatal("memory_limit", round=None)),
-        referee_args=_SLOW_MOVE,
+        referee_args=_SMALL_MEMORY,
     ),
     ZooBot(
         "ghost_memhog",
         _py("ghost_memhog.py"),
         _always(fatal("memory_limit", round=None)),
-        referee_args=_SLOW_MOVE,
+        referee_args=_SMALL_MEMORY,
     ),
     ZooBot(
         "c_memhog",
         _c("memhog"),
         _always(fatal("memory_limit", round=None)),
         needs="c",
-        referee_args=_SLOW_MOVE,
+        referee_args=_SMALL_MEMORY,
     ),
     ZooBot(
         "node_memhog",
         _node("memhog.js"),
         _always(fatal("memory_limit", round=None)),
         needs="node",
-        referee_args=_SLOW_MOVE,
+        referee_args=_SMALL_MEMORY,
     ),
     # Writing 200 MiB to a tmpfs took over 0.5 s on a busy CI machine: the verdict must
     # come from the containment, not the clock.

@@ -1,7 +1,7 @@
 """Zoo: memory hog. At round 3 it fills memory 64 MiB at a time (up to 6 GiB),
 touching every page so it really is resident, and never answers.
 
-Expected verdict: memory_limit -> disqualified (the RSS watchdog, default 1024 MiB).
+Expected verdict: memory_limit -> disqualified (the RSS watchdog; the zoo sets 256 MiB).
 """
 
 import zoolib
