@@ -447,15 +447,17 @@ def test_champion_spends_nothing_on_bots_that_ignore_history(
     assert result["spent"][0] == 0, result["spent"]
 
 
+def seat0_shadow_rounds(result: dict) -> list[int]:
+    """The 0-based rounds in which seat 0 showed a move other than the one it played."""
+    pairs = zip(result["real"], result["shown"], strict=True)
+    return [t for t, (real, shown) in enumerate(pairs) if real[0] != shown[0]]
+
+
 def test_champion_deceives_a_reactive_bot_paced_and_profitably(champ) -> None:
     cb, cls = champ["chaosbot"], champ["champion"].Champion
     rounds = 2000
     result = cb.play(cls, champ["beatlast"].BeatLast, game="chaos", rounds=rounds, seeds=(1, 2))
-    spends = [
-        t
-        for t, (real, shown) in enumerate(zip(result["real"], result["shown"], strict=True))
-        if real[0] != shown[0]
-    ]
+    spends = seat0_shadow_rounds(result)
     assert len(spends) >= 25, f"beat-last reacts to every shown move: spend on it ({spends})"
     # Paced over the match: not all in the first rounds.
     assert sum(t < rounds // 5 for t in spends) <= 15, spends
@@ -471,11 +473,7 @@ def test_champion_deceives_a_learner_in_the_endgame_for_positive_efficiency(cham
     cb, cls = champ["chaosbot"], champ["champion"].Champion
     rounds = 2000
     result = cb.play(cls, champ["frequency"].Frequency, game="chaos", rounds=rounds, seeds=(2, 3))
-    spends = [
-        t
-        for t, (real, shown) in enumerate(zip(result["real"], result["shown"], strict=True))
-        if real[0] != shown[0]
-    ]
+    spends = seat0_shadow_rounds(result)
     assert len(spends) >= 20, f"frequency's reply to a shown move can be forecast: {spends}"
     # Kept for the last tenth of the match, where a false move costs little later.
     assert sum(t >= rounds - rounds // 10 for t in spends) >= 0.9 * len(spends), spends
