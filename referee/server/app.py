@@ -33,6 +33,7 @@ from starlette.responses import (
 )
 from starlette.routing import Route
 
+from ..step_report import verify_summary
 from .config import CompetitionConfig
 from .db import Competitor, MatchRow, NameTaken, Store, Version
 from .intake import Limits, Refused, unpack
@@ -491,7 +492,7 @@ def build_app(site: Site) -> Any:
             # A finished replay never changes: checked once, the summary is kept.
             verify = store.verify_summary(row.id)
             if verify is None:
-                verify = await trio.to_thread.run_sync(_verify, site.dir / row.replay)
+                verify = await trio.to_thread.run_sync(verify_summary, site.dir / row.replay)
                 store.set_verify_summary(row.id, verify)
         me = site.session_competitor(request)
         own_seats = [
@@ -753,15 +754,6 @@ def replay_response(path: Path, filename: str) -> Response:
     return FileResponse(path, media_type="application/x-ndjson", filename=filename, headers=headers)
 
 
-def _verify(path: Path) -> str:
-    from ..replay import read_lines
-    from ..verify import verify_replay
-
-    try:
-        with open(path, "rb") as f:
-            return verify_replay(read_lines(f, keep_cut=True, expand=False)).summary()
-    except (OSError, ValueError) as exc:
-        return f"cannot verify: {exc}"
 
 
 def _viewer_html(path: Path) -> str | None:
