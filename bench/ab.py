@@ -141,31 +141,19 @@ def main() -> None:
         ]
     )
 
+    def pair(bot0: list[str], bot1: list[str]) -> Callable[[Side], float]:
+        """A row that times a match between these two bots on a side."""
+        return lambda s: match_rate(s, bot0, bot1, args.rounds, tmp, not args.no_replay)
+
+    pybot = py + [str(HERE / "bench" / "pybot.py")]
     rows: dict[str, tuple[str, Callable[[Side], float]]] = {
-        "c": (
-            "C bots, rounds/s",
-            lambda s: match_rate(s, [str(cbot)], [str(cbot)], args.rounds, tmp, not args.no_replay),
-        ),
-        "py": (
-            "no-JSON Python bots, rounds/s",
-            lambda s: match_rate(
-                s,
-                py + [str(HERE / "bench" / "pybot.py")],
-                py + [str(HERE / "bench" / "pybot.py")],
-                args.rounds,
-                tmp,
-                not args.no_replay,
-            ),
-        ),
+        "c": ("C bots, rounds/s", pair([str(cbot)], [str(cbot)])),
+        "py": ("no-JSON Python bots, rounds/s", pair(pybot, pybot)),
         "sdk": (
             "sample bots random vs cycler (Python SDK), rounds/s",
-            lambda s: match_rate(
-                s,
+            pair(
                 py + [str(SAMPLES / "python" / "random_bot.py")],
                 py + [str(SAMPLES / "python" / "cycler.py")],
-                args.rounds,
-                tmp,
-                not args.no_replay,
             ),
         ),
         "league": (
