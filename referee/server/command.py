@@ -182,7 +182,9 @@ def _serve(store: Any, cfg: Any, data_dir: Path, args: argparse.Namespace) -> in
         from hypercorn.trio import serve
 
         # Every match the server plays runs at ladder.nice below the server itself,
-        # so the web pages never wait for the CPU behind the bots.
+        # so the web pages do not wait for the CPU behind the bots. Where the kernel
+        # groups processes by session (autogroup) nice counts only inside a session
+        # and this does nothing (docs/server.md).
         nice = cfg.ladder.nice
         executor = cluster or ProcessExecutor(jobs, data_dir / "workers", nice=nice)
         validator = ProcessExecutor(
