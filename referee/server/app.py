@@ -754,8 +754,6 @@ def replay_response(path: Path, filename: str) -> Response:
     return FileResponse(path, media_type="application/x-ndjson", filename=filename, headers=headers)
 
 
-
-
 def _viewer_html(path: Path) -> str | None:
     """The replay's HTML report (any game), or None if the file is no replay."""
     from ..errors import ReplayError
