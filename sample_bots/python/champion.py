@@ -60,7 +60,8 @@ from __future__ import annotations
 
 import sys
 import time
-from operator import mul
+from itertools import repeat
+from operator import add, mul
 
 import chaosbot
 import numpy as np
@@ -73,6 +74,7 @@ P_MIRROR_OFFSETS = {3: (2, 1, 0), 5: (3, 1, 4, 0, 2)}
 MATCH_LENGTHS = (1, 2, 4)  # history-match context lengths (plus the longest)
 MAX_MATCH = 10  # longest match tracked
 MAX_AGE = 2000  # k-grams that ended longer ago are forgotten
+NEVER = -(10**18)  # the end of a k-gram not seen yet: older than any
 # Context tables: (family, kind, decay). Families: "opp" = the opponent's visible
 # moves with proven shadows masked, "raw" = its visible moves as shown, "me" = our
 # own moves (the mirror). Kinds: 0 none, 1 their last, 2 our last, 3 last joint
@@ -132,7 +134,9 @@ class History:
         # codes[k-1]: the code of the k symbols ending now (newest digit first), as
         # long as none of them is unknown; the next round's follow from these.
         self.codes: list[int] = []
-        self.powers = [self.base**k for k in range(1, MAX_MATCH)]
+        powers = [self.base**k for k in range(1, MAX_MATCH)]
+        # digit_powers[sym]: the codes' new digit at each length, sym + 1 times base^k.
+        self.digit_powers = [[(sym + 1) * p for p in powers] for sym in range(base)]
 
     def add(self, sym: int) -> None:
         seq = self.seq
@@ -143,13 +147,11 @@ class History:
         if sym >= 0:
             ends = self.ends
             oldest = t - MAX_AGE
-            digit = sym + 1
-            codes = [digit]
-            codes += [digit * p + c for p, c in zip(self.powers, self.codes, strict=False)]
+            # map stops at the shorter list: the k-grams that exist, up to MAX_MATCH.
+            codes = [sym + 1, *map(add, self.digit_powers[sym], self.codes)]
             self.codes = codes
-            for code in codes:
-                prev = ends.get(code)
-                if prev is None or prev < oldest:
+            for prev in map(ends.get, codes, repeat(NEVER)):
+                if prev < oldest:
                     break
                 found.append(prev)
             ends.update(dict.fromkeys(codes, t))
@@ -183,6 +185,8 @@ class Champion(chaosbot.Bot):
         lengths = len(MATCH_LENGTHS) + 1
         self.match_slots = [(h, li, mine) for (h, mine) in HIST_SLOTS for li in range(lengths)]
         self.lengths = MATCH_LENGTHS + (MAX_MATCH,)
+        # length_picks[k]: with a match of k rounds, found[] indices of each length's.
+        self.length_picks = [[min(ln, k) - 1 for ln in self.lengths] for k in range(MAX_MATCH + 1)]
         offsets = [m_offs if mine else p_offs for (_, _, mine) in self.match_slots]
 
         # Context tables.
@@ -252,8 +256,7 @@ class Champion(chaosbot.Bot):
         self.pay_lut = np.array(
             [[[self.payoff[(p + o) % n] for o in offs] for p in range(n)] for offs in offsets]
         )
-        # np.take over the flat table: row slot_base[j] + p is slot j predicting p.
-        self.pay_rows = self.pay_lut.reshape(self.npred * n, n, n)
+        # Row slot_base[j] + p of pay_by_their[y] (below) is slot j predicting p.
         self.slot_base = np.arange(self.npred) * n
         self.var_slot = [v // n for v in range(self.npred * n)]
         self.var_offset = [offsets[v // n][v % n] for v in range(self.npred * n)]
@@ -271,8 +274,14 @@ class Champion(chaosbot.Bot):
         self.pick_pay: np.ndarray | None = None  # [picker, rotation, their move]: points
         self.score_inc_max = 1.0
         self.score_growth_max = float(self.score_growth.max())
-        self.var_pay = np.zeros((self.nvar, n))
-        self.var_pay_grid = self.var_pay[:-1].reshape(self.npred, n, n)  # a view
+        # pay_by_their[y, slot_base[j] + p, i]: pay_lut[j, p, i, y], so that the
+        # points of every variant against their visible move are one take.
+        self.pay_by_their = np.ascontiguousarray(self.pay_lut.transpose(3, 0, 1, 2)).reshape(
+            n, self.npred * n, n
+        )
+        self.var_pay = np.zeros(self.nvar)  # each variant's points against their last move
+        self.var_pay_grid = self.var_pay[:-1].reshape(self.npred, n)  # a view
+        self.rand = 0  # the random variant's move this round
         self.var_scored = np.zeros((len(SCORE_DECAYS), self.nvar))  # scratch
 
         self.opp: list[int] = []  # their visible moves, -1 where unknown or masked
@@ -292,6 +301,7 @@ class Champion(chaosbot.Bot):
         self.realised_sum = 0.0
         self.spends = 0
         self.next_spend = 0  # no token before this round
+        self.shadow_from = max(2, int(START_SHARE * self.rounds))  # see _plan_shadow
         self.whole: np.ndarray | None = None  # the whole-match reply model, cached
         self.whole_until = 0
         self.ceiling = np.zeros(n)
@@ -350,7 +360,9 @@ class Champion(chaosbot.Bot):
                 self.meta_inc = 1.0
             if w > 0:
                 scored = self.var_scored
-                np.multiply(self.score_inc, self.var_pay[:, o], out=scored)
+                self.pay_by_their[o].take(self.pred_idx, axis=0, out=self.var_pay_grid)
+                self.var_pay[-1] = self.pay_lists[self.rand][o]
+                np.multiply(self.score_inc, self.var_pay, out=scored)
                 if w != 1.0:
                     scored *= w
                 self.scores += scored
@@ -483,7 +495,7 @@ class Champion(chaosbot.Bot):
     def _after_show(self, idx: int, v: int) -> None:
         """Commit the move we show in round idx to the simulated learners."""
         prev = self.shown[-1] if self.shown else -1
-        if idx >= self.watch_from:
+        if idx >= self.watch_from and self.tokens > 0:  # forecasts serve only the endgame
             self.pending[idx] = self._forecast(v, prev)
             if prev >= 0:
                 for d, table in zip(LEARNER_DECAYS, self.learners, strict=True):
@@ -569,25 +581,24 @@ class Champion(chaosbot.Bot):
     # -- deciding ------------------------------------------------------------
 
     def _predictions(self) -> np.ndarray:
-        t = len(self.me)
-        last_o = self.opp[-1] if t and self.opp[-1] >= 0 else 0
-        last_m = self.me[-1] if t and self.me[-1] >= 0 else 0
-        pred: list[int] = []
+        """Every slot's prediction (after at least one round)."""
         opp, me = self.opp, self.me
-        ends: list[list[int]] = []
-        for hist in self.hist:
-            found = hist.found
-            k = len(found)
-            ends.append([found[min(length, k) - 1] + 1 for length in self.lengths] if k else [])
+        last_o = opp[-1] if opp[-1] >= 0 else 0
+        last_m = me[-1] if me[-1] >= 0 else 0
+        pred: list[int] = []
+        picks = self.length_picks
+        # Per history: the rounds after the earlier ends of its matches, by length.
+        ends = [
+            [found[i] + 1 for i in picks[len(found)]] if found else None
+            for found in [h.found for h in self.hist]
+        ]
         for h, mine in HIST_SLOTS:
             seq, last = (me, last_m) if mine else (opp, last_o)
             at = ends[h]
-            if at:
-                for end in at:
-                    x = seq[end]
-                    pred.append(x if x >= 0 else last)
+            if at is None:
+                pred += [last] * len(picks[1])
             else:
-                pred += [last] * len(self.lengths)
+                pred += [x if x >= 0 else last for x in map(seq.__getitem__, at)]
         rows = self.count_rows.take(self.ctx_prev, axis=0)
         both = rows.dot(self.reply_or_likely).reshape(2 * self.ntab, self.n)
         return np.concatenate((pred, both.take(self.half_pick, axis=0).argmax(axis=1)))
@@ -595,12 +606,9 @@ class Champion(chaosbot.Bot):
     def choose(self) -> int:
         """Predict, let each scoring rate pick a variant, let the meta layer pick."""
         n = self.n
-        rand = self.rng.randrange(n)
+        rand = self.rand = self.rng.randrange(n)
         pred = self._predictions() if self.me else self.pred0
-        idx = self.pred_idx
-        np.add(self.slot_base, pred, out=idx)
-        self.pay_rows.take(idx, axis=0, out=self.var_pay_grid)
-        self.var_pay[-1] = self.payoff[rand]
+        np.add(self.slot_base, pred, out=self.pred_idx)  # the variants' rows (see record)
         rand_var = self.nvar - 1
         var_slot, var_offset = self.var_slot, self.var_offset
         pred_list = pred.tolist()
@@ -646,10 +654,10 @@ class Champion(chaosbot.Bot):
         Their reply to each shown move is forecast by its recent form (a fast-fading
         table of their move after each move of ours); our next move is the best
         answer to that forecast."""
-        start = max(2, int(START_SHARE * self.rounds))
-        if rnd < start or rnd >= self.rounds:
+        if rnd < self.shadow_from or rnd >= self.rounds:
             return None  # still learning, or the last round (nobody sees it)
         spent = self.total_tokens - self.tokens
+        start = self.shadow_from
         pace = self.total_tokens * (rnd - start) / max(1, self.rounds - start)
         losing = self.fall_sum < 0
         if spent >= pace + PACE_SLACK * (2 if losing else 1):
@@ -717,7 +725,7 @@ class Champion(chaosbot.Bot):
         if self.tokens > 0:
             if turn.round > self.endgame_from:
                 plan = self._plan_endgame(turn.round, real)
-            if plan is None:
+            if plan is None and turn.round >= max(self.shadow_from, self.next_spend):
                 plan = self._plan_shadow(turn.round, real)
         if plan is None:
             self.honest_shown.append(real)
