@@ -1,7 +1,7 @@
 """Strength tables of the sample bots: real matches through the CLI.
 
     python tools/strength.py [--part classic chaos gain timing] [-j 2]
-        [--classic-seeds 10] [--chaos-seeds 2] [--gain-seeds 4]
+        [--classic-seeds 10] [--chaos-seeds 2] [--gain-seeds 10]
 
 Prints markdown tables (used for docs/bots.md):
 
@@ -13,6 +13,11 @@ Prints markdown tables (used for docs/bots.md):
   bots (markov, frequency, iocaine, pattern-rs, champion), each match played
   with 50 tokens and with --tokens 0 on the same seed: the Final-score gain the
   tokens bring (95% interval), the deception efficiency and the tokens spent;
+* react: how the Python prediction-based bots react to the move they are
+  shown, late in a champion match without tokens: a copy of the opponent is
+  asked what it would play after each move the champion could have shown, and
+  the whole-match reply table says what credit each such fake could have earned
+  (the most any forecaster of their reply could get);
 * timing: the champion's per-move CPU time over a 20,000-round match in-process
   (median, p99), and its whole CPU time in a real 20,000-round match.
 
@@ -278,6 +283,120 @@ def gain_table(rounds: int, seeds: int, jobs: int) -> None:
     conditions(len(jobs_list), jobs, load_before, started)
 
 
+REACT_EVERY = 2  # every other round of the last tenth is probed
+REACT_BEST = 50  # a match has 50 tokens: the credit of the best 50 probes
+
+
+def reaction(opp: str, seed: int, rounds: int) -> dict | None:
+    """The champion against ``opp`` in-process without tokens (the --tokens 0
+    twin). In the last tenth, every REACT_EVERY rounds, a deep copy of the
+    opponent is asked what it would play next if it had been shown each move;
+    the whole-match reply table (the scoring's own) turns each of those replies
+    into the credit a fake could have earned, if forecast exactly and beaten."""
+    import copy
+
+    import chaosbot
+    import numpy as np
+
+    from referee.games.chaos_scoring import response_model
+
+    subject, other = python_class("champion"), python_class(opp)
+    if subject is None or other is None:
+        return None
+    seat = (seed - 1) % 2
+    classes = (subject, other) if seat == 0 else (other, subject)
+    bots = [
+        c(chaosbot.hello_message("chaos", rounds, s, 2 * seed + s, 0))
+        for s, c in enumerate(classes)
+    ]
+    moves = bots[0].moves
+    index = {m: i for i, m in enumerate(moves)}
+    last: list[str | None] = [None, None]
+    ours: list[int] = []  # our real move by round index
+    theirs: list[int] = []
+    probes: dict[int, list[int]] = {}  # round index t: their reply to each move shown in t
+    probe_from = rounds - rounds // 10
+    for rnd in range(1, rounds + 1):
+        msgs = [
+            {
+                "type": "turn",
+                "round": rnd,
+                "opponent_last_visible": last[1 - s],
+                "self_last_real": last[s],
+                "opponent_deception_bucket": "EMPTY",
+            }
+            for s in (0, 1)
+        ]
+        t = rnd - 2  # the round whose shown move the opponent reacts to now
+        if t >= probe_from and t % REACT_EVERY == 0:
+            alt = []
+            for v in moves:
+                twin = copy.deepcopy(bots[1 - seat])
+                reply = twin.handle_turn(dict(msgs[1 - seat], opponent_last_visible=v), strict=True)
+                alt.append(index[reply["real_move"]])
+            probes[t] = alt
+        last = [bots[s].handle_turn(msgs[s], strict=True)["real_move"] for s in (0, 1)]
+        ours.append(index[last[seat]])  # type: ignore[index]
+        theirs.append(index[last[1 - seat]])  # type: ignore[index]
+    n = len(moves)
+    counts = [[0] * n for _ in range(n)]
+    for x, y in zip(ours[:-1], theirs[1:], strict=True):
+        counts[x][y] += 1
+    f = response_model(np.array(counts, dtype=np.int64))
+    credits, reacting = [], 0
+    for t, alt in probes.items():
+        r = ours[t]
+        reacting += len(set(alt)) > 1
+        credits.append(max([0.0] + [f[v, o] - f[r, o] for v, o in enumerate(alt) if v != r]))
+    credits.sort(reverse=True)
+    return {
+        "reacting": reacting / len(probes),
+        "over_cost": sum(c > 0.1 for c in credits) / len(credits),
+        "best": statistics.fmean(credits[:REACT_BEST]),
+        "spread": float((f.max(axis=0) - f.min(axis=0)).max()),
+    }
+
+
+def _react_job(job: tuple) -> dict | None:
+    return reaction(*job)
+
+
+def react_table(rounds: int, seeds: int, jobs: int) -> None:
+    from referee.games.chaos_scoring import DECEPTION_PRIOR, TOKEN_COST
+
+    opponents = [o for o in PREDICTORS if python_class(o) is not None]
+    jobs_list = [(o, k + 1, rounds) for o in opponents for k in range(seeds)]
+    started, load_before = datetime.datetime.now(datetime.UTC), _load()
+    with ProcessPoolExecutor(jobs) as pool:
+        rows = list(pool.map(_react_job, jobs_list))
+    print(
+        f"\nHow the Python prediction-based bots react to the shown move: the champion "
+        f"against each without tokens, {rounds:,} rounds, seeds 1..{seeds}; in every "
+        f"{'other' if REACT_EVERY == 2 else str(REACT_EVERY) + 'th'} round of the last "
+        "tenth, a copy of the opponent answers each move the champion could have shown. "
+        "Reacting = share of those rounds where its reply depends on the shown move; "
+        f"credit = the most a fake could earn there (reply forecast exactly and beaten), "
+        f"as the whole-match reply table scores it; DE = the efficiency of "
+        f"{REACT_BEST} tokens at the best {REACT_BEST} credits; spread = the largest "
+        "gap between two rows of that table in one column:\n"
+    )
+    print("| opponent | reacting | credit > token cost | best 50 credits | DE at best | spread |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for o in opponents:
+        rs = [r for (oo, _, _), r in zip(jobs_list, rows, strict=True) if oo == o and r]
+        best = statistics.fmean(r["best"] for r in rs)
+        de = (REACT_BEST * (best - TOKEN_COST)) / (REACT_BEST + DECEPTION_PRIOR)
+        print(
+            f"| {o} | {statistics.fmean(r['reacting'] for r in rs):.0%} "
+            f"| {statistics.fmean(r['over_cost'] for r in rs):.0%} | {best:.3f} | {de:+.3f} "
+            f"| {statistics.fmean(r['spread'] for r in rs):.2f} |"
+        )
+    skipped = [o for o in PREDICTORS if o not in opponents]
+    if skipped:
+        print(f"\n(not probed, not Python bots: {', '.join(skipped)})")
+    conditions(len(jobs_list), jobs, load_before, started)
+
+
 def timing(rounds: int) -> None:
     started, load_before = datetime.datetime.now(datetime.UTC), _load()
     bot = ROOT / "sample_bots" / "python" / "champion.py"
@@ -303,9 +422,10 @@ def main() -> int:
     p.add_argument("--part", nargs="+", default=["classic", "chaos", "gain", "timing"])
     p.add_argument("--classic-seeds", type=int, default=10)
     p.add_argument("--chaos-seeds", type=int, default=2)
-    p.add_argument("--gain-seeds", type=int, default=4)
+    p.add_argument("--gain-seeds", type=int, default=10)
     p.add_argument("--chaos-rounds", type=int, default=10_000)
     p.add_argument("--timing-rounds", type=int, default=20_000)
+    p.add_argument("--react-seeds", type=int, default=2)
     p.add_argument("-j", type=int, default=2)
     p.add_argument("--cli", action="store_true", help="every match through referee match")
     args = p.parse_args()
@@ -317,6 +437,8 @@ def main() -> int:
         field_table("chaos", args.chaos_rounds, args.chaos_seeds, args.j)
     if "gain" in args.part:
         gain_table(args.chaos_rounds, args.gain_seeds, args.j)
+    if "react" in args.part:
+        react_table(args.chaos_rounds, args.react_seeds, args.j)
     if "timing" in args.part:
         timing(args.timing_rounds)
     return 0
