@@ -195,7 +195,6 @@ class Champion(chaosbot.Bot):
         self.counts = np.zeros((ntab, n**4, n))
         self.count_rows = self.counts.reshape(ntab * n**4, n)  # a view: one row per context
         self.decay_step = np.array([1.0 / d for (_, _, d) in self.tables])
-        self.inc = np.ones(ntab)
         self.inc_max = 1.0  # the largest increment, kept as a float: cheaper than max()
         self.max_step = float(self.decay_step.max())
         self.is_mirror = np.array([f == "me" for (f, _, _) in self.tables])
@@ -268,7 +267,13 @@ class Champion(chaosbot.Bot):
         self.scores = np.zeros((len(SCORE_DECAYS), self.nvar))
         self.score_growth = 1.0 / np.array(SCORE_DECAYS)  # the fastest decay comes first
         self.score_growth = self.score_growth[:, None]
-        self.score_inc = np.ones((len(SCORE_DECAYS), 1))
+        # The scores' increments and the context tables' (self.inc) are views of
+        # one buffer, so that one multiplication a round grows both.
+        nsd = len(SCORE_DECAYS)
+        self.incs = np.ones(nsd + ntab)
+        self.growths = np.concatenate((self.score_growth.ravel(), self.decay_step))
+        self.score_inc = self.incs[:nsd].reshape(nsd, 1)
+        self.inc = self.incs[nsd:]
         self.meta = np.zeros((len(SCORE_DECAYS), n))  # [picker, rotation]
         self.meta_inc = 1.0
         self.pick_pay: np.ndarray | None = None  # [picker, rotation, their move]: points
@@ -346,10 +351,11 @@ class Champion(chaosbot.Bot):
         self.raw.append(o)
         self.me.append(m)
 
+        # Decay by growing the increments instead of shrinking every score and
+        # count (score_inc and inc at once).
+        self.incs *= self.growths
         # Score last round's variants and pickers against what they showed.
         if self.pick_pay is not None:
-            # Decay by growing the increments instead of shrinking every score.
-            self.score_inc *= self.score_growth
             self.score_inc_max *= self.score_growth_max
             self.meta_inc /= META_DECAY
             if self.score_inc_max > RESCALE_AT:
@@ -378,7 +384,6 @@ class Champion(chaosbot.Bot):
         theirs.add(o_kept)
 
         # Context tables: last round's context row of each learns this round's move.
-        self.inc *= self.decay_step
         self.inc_max *= self.max_step
         if self.inc_max > RESCALE_AT:
             self.counts /= self.inc[:, None, None]
@@ -393,9 +398,16 @@ class Champion(chaosbot.Bot):
             if update is None:
                 moves = self.move_lut[o_kept + 1, o + 1, m + 1]
                 weights = self.weight_lut[int(2 * w), int(o >= 0), int(m >= 0)] * self.ctx_ok
-                update = self.update_cache[key] = (self.ctx_cells + moves, weights)
+                # None: every weight is 1 (the usual case), no multiplication.
+                update = self.update_cache[key] = (
+                    self.ctx_cells + moves,
+                    None if bool((weights == 1.0).all()) else weights,
+                )
             cells, weights = update
-            self.count_cells[cells] += weights * self.inc
+            if weights is None:
+                self.count_cells[cells] += self.inc
+            else:
+                self.count_cells[cells] += weights * self.inc
         self._contexts()
         self._learn_reply(o, m)
         if t > self.watch_from:
