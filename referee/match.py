@@ -187,6 +187,7 @@ class Match:
         self.total_steps = self.game.length()
         self._next_watch = 0.0
         self._fair: sbx.FairShare | None = None  # the CPU-share watchdog
+        self._cpus: set[int] = set()  # the CPUs the match runs on
         self._play_s = 0.0
         self._pinned_from: set[int] = set()  # the CPUs to give back after --pin-cpus
         self._one_cpu = False  # see _spawn_all
@@ -252,6 +253,7 @@ class Match:
         #   in batches, which is faster. The records, and their order, are the same.
         # - The bots ask for short time slices once they are up (_set_bot_slices).
         self._fair = sbx.FairShare(len(self.seats), len(cpus))
+        self._cpus = set(cpus)
         self._one_cpu = len(cpus) == 1
         self._record_batch = RECORD_BATCH if self._one_cpu else 1
         self.mux = Multiplexer([s.bot for s in self.seats if s.bot is not None], spin_s=spin_s)
@@ -267,6 +269,9 @@ class Match:
         for s in self.seats:
             if s.bot is not None and not s.bot.exited:
                 sbx.spread_tree(s.bot.pid, cpus)
+        self._cpus = set(cpus)
+        if self._fair is not None:
+            self._fair.use_cpus(len(cpus))
         if self.mux is not None and len(cpus) > 1:
             # Spinning pays again now that a bot can run on another CPU meanwhile,
             # each record can be written while the bots think, and the bots' slices
@@ -528,7 +533,17 @@ class Match:
                 clocks[i].owed_s + (now - sent if sent is not None and s.owed else 0.0)
                 for i, s in enumerate(self.seats)
             ]
-            for seat, detail in self._fair.observe(now, [s.cpu_s for s in self.seats], owed_s):
+            # Other work on the match's CPUs: all they ran less the referee and the bots.
+            busy = sbx.cpus_busy_s(self._cpus)
+            others_s = 0.0
+            if busy is not None:
+                others_s = busy - time.process_time() - sum(s.cpu_s for s in self.seats)
+            waits_s = [
+                sbx.tree_wait_s(s.bot.pid) if live[i] and s.bot is not None else 0.0
+                for i, s in enumerate(self.seats)
+            ]
+            cpu_s = [s.cpu_s for s in self.seats]
+            for seat, detail in self._fair.observe(now, cpu_s, owed_s, others_s, waits_s):
                 if live[seat] and seat not in over:
                     self._fault(seat, step, faults.CPU_SHARE, detail)
                     over.append(seat)

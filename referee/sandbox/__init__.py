@@ -56,11 +56,13 @@ from .paths import landlock_abi
 from .proctree import (
     TreeUsage,
     after_spawn,
+    cpus_busy_s,
     enable_subreaper,
     kill_tree,
     sweep_escaped,
     tree_cpu_s,
     tree_usage,
+    tree_wait_s,
 )
 from .registry import LAYERS, SANDBOX_CHOICES
 from .sched import set_slice, slice_tree, spread_tree
@@ -81,6 +83,7 @@ __all__ = [
     "BotUnreachable",
     "FairShare",
     "after_spawn",
+    "cpus_busy_s",
     "disk_usage",
     "choose_layer",
     "containment_record",
@@ -96,4 +99,5 @@ __all__ = [
     "sweep_escaped",
     "tree_cpu_s",
     "tree_usage",
+    "tree_wait_s",
 ]
