@@ -188,6 +188,7 @@ class Match:
         self._next_watch = 0.0
         self._fair: sbx.FairShare | None = None  # the CPU-share watchdog
         self._cpus: set[int] = set()  # the CPUs the match runs on
+        self._group_nice = sbx.group_nice_to_carry()  # for the bots' session groups
         self._play_s = 0.0
         self._pinned_from: set[int] = set()  # the CPUs to give back after --pin-cpus
         self._one_cpu = False  # see _spawn_all
@@ -483,6 +484,11 @@ class Match:
             if out[seat] or s.bot is None or s.bot.exited:
                 continue
             usage = sbx.tree_usage(s.bot.pid)
+            if self._group_nice:
+                # Again for every session in the tree (a bot may start new ones, or
+                # lower its group's nice value): see BotProcess.
+                for pid in usage.pids:
+                    sbx.carry_nice(pid, self._group_nice)
             s.peak_rss = max(s.peak_rss, usage.rss_kib)
             s.cpu_s = max(s.cpu_s, usage.cpu_s)
             if usage.rss_kib > limits.memory_mib * 1024:
