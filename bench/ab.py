@@ -62,9 +62,10 @@ class Side:
 
 def match_rate(
     side: Side, bot1: list[str], bot2: list[str], rounds: int, tmp: Path, record: bool = True
-) -> float:
-    """Rounds a second over the time spent playing them, replay written unless not
-    ``record``."""
+) -> tuple[float, float]:
+    """Rounds a second over the time spent playing them, and rounds per second of the
+    referee's own CPU while playing (steadier: the bots' scheduling does not enter
+    it); replay written unless not ``record``."""
     out, _ = side.run(
         [
             "match",
@@ -82,32 +83,32 @@ def match_rate(
     result = json.loads(out)
     if result["steps"] != rounds:
         raise SystemExit(f"ab: a match in {side.root} stopped at {result['steps']}")
-    return rounds / float(result["play_s"])
+    return rounds / float(result["play_s"]), rounds / float(result["referee"]["play_cpu_s"])
 
 
-def league_rate(side: Side, bots: list[str], rounds: int, tmp: Path) -> float:
+def league_rate(side: Side, bots: list[str], rounds: int, tmp: Path) -> tuple[float]:
     """Matches a minute of a small round robin at -j 1."""
     out_dir = tmp / f"league-{time.monotonic_ns()}"
     cmd = ["tournament", *bots, "--legs", "1", "--rounds", str(rounds), "--finalists", "0"]
     cmd += ["--seed", "1", "-j", "1", "--out", str(out_dir), "--quiet"]
     _, wall = side.run(cmd)
     n = len(bots) * (len(bots) - 1) // 2
-    return n / wall * 60
+    return (n / wall * 60,)
 
 
-def verify_rate(side: Side, replay: Path) -> float:
+def verify_rate(side: Side, replay: Path) -> tuple[float]:
     """Replays verified a second (one 10,000-round replay, start-up included)."""
     _, wall = side.run(["verify", str(replay)])
-    return 1 / wall
+    return (1 / wall,)
 
 
-def startup_rate(side: Side, tmp: Path) -> float:
+def startup_rate(side: Side, tmp: Path) -> tuple[float]:
     """Ten-round matches a second of two sample bots: launch, handshake, teardown."""
     rock = [sys.executable, str(SAMPLES / "python" / "rock.py")]
     _, wall = side.run(
         ["match", shlex.join(rock), shlex.join(rock), "--rounds", "10", "--no-replay", "--quiet"]
     )
-    return 1 / wall
+    return (1 / wall,)
 
 
 def main() -> None:
@@ -141,12 +142,12 @@ def main() -> None:
         ]
     )
 
-    def pair(bot0: list[str], bot1: list[str]) -> Callable[[Side], float]:
+    def pair(bot0: list[str], bot1: list[str]) -> Callable[[Side], tuple[float, ...]]:
         """A row that times a match between these two bots on a side."""
         return lambda s: match_rate(s, bot0, bot1, args.rounds, tmp, not args.no_replay)
 
     pybot = py + [str(HERE / "bench" / "pybot.py")]
-    rows: dict[str, tuple[str, Callable[[Side], float]]] = {
+    rows: dict[str, tuple[str, Callable[[Side], tuple[float, ...]]]] = {
         "c": ("C bots, rounds/s", pair([str(cbot)], [str(cbot)])),
         "py": ("no-JSON Python bots, rounds/s", pair(pybot, pybot)),
         "sdk": (
@@ -169,22 +170,30 @@ def main() -> None:
     wanted = [r for r in args.only.split(",") if r] or list(rows)
     for key in wanted:
         label, fn = rows[key]
-        mine: list[float] = []
-        theirs: list[float] = []
+        mine: list[tuple[float, ...]] = []
+        theirs: list[tuple[float, ...]] = []
         for i in range(args.reps):
             # Alternate who goes first so neither always meets a warmer machine.
-            pair = (this, other) if i % 2 == 0 else (other, this)
-            got = {side.root: fn(side) for side in pair}
+            order = (this, other) if i % 2 == 0 else (other, this)
+            got = {side.root: fn(side) for side in order}
             mine.append(got[this.root])
             theirs.append(got[other.root])
-        ratios = [m / t for m, t in zip(mine, theirs, strict=True)]
-        faster = sum(r > 1 for r in ratios)
-        print(
-            f"{label}: this {statistics.median(mine):,.2f} vs other "
-            f"{statistics.median(theirs):,.2f}; paired median {statistics.median(ratios):.3f}x "
-            f"(range {min(ratios):.2f}-{max(ratios):.2f}), faster in {faster} of {len(ratios)}",
-            flush=True,
-        )
+        # A match row measures two things: the rate, and the rate per referee CPU second.
+        labels = [label, f"{label.split(',')[0]}, rounds per referee CPU second while playing"]
+        for k in range(len(mine[0])):
+            report(labels[k], [m[k] for m in mine], [t[k] for t in theirs])
+
+
+def report(label: str, mine: list[float], theirs: list[float]) -> None:
+    """One printed row: medians, the paired median ratio, its range, the wins."""
+    ratios = [m / t for m, t in zip(mine, theirs, strict=True)]
+    faster = sum(r > 1 for r in ratios)
+    print(
+        f"{label}: this {statistics.median(mine):,.2f} vs other "
+        f"{statistics.median(theirs):,.2f}; paired median {statistics.median(ratios):.3f}x "
+        f"(range {min(ratios):.2f}-{max(ratios):.2f}), faster in {faster} of {len(ratios)}",
+        flush=True,
+    )
 
 
 if __name__ == "__main__":

@@ -130,7 +130,7 @@ class _LeanStepOut(msgspec.Struct, tag="step", tag_field="type", omit_defaults=T
     built from positional fields (the usual case: every turn derivable)."""
 
     n: int
-    act: list[Any]
+    act: list[Any] | msgspec.Raw  # Raw: a two-seat array encoded once (LeanSteps._pair)
     us: list[int | None]
     fault: list[Fault | None]
     out: Any
@@ -275,29 +275,58 @@ class LeanSteps:
     driver already holds, so the chain proves what each bot was sent although the
     file does not hold it: a reader recomputes the turns through the rules."""
 
+    PAIR_MEMO_SIZE = 4096  # distinct pairs of actions remembered
+
     def __init__(self, game: Game[Any]) -> None:
         self.keep_obs = not game.observations_derivable
         self.actions = LeanActions(game.action_type, game.step_echo)
         self._encode = msgspec.json.Encoder().encode
+        # Two seats whose actions both echo the step number (nearly every step of a
+        # two-seat game): their lean ``act`` array, encoded once per distinct pair.
+        self._action_type = game.action_type
+        self._pairs: dict[tuple[Any, Any], msgspec.Raw] = {}
 
     def encode(self, step: Step) -> bytes:
         """The lean body, without ``h``."""
         n = step.n
-        lean_action = self.actions.lean
         act = step.act
-        if len(act) == 2:  # the usual case, without a comprehension
+        if not self.keep_obs and len(act) == 2:
             a0, a1 = act
-            acts = [
-                a0 if a0 is None or type(a0) is msgspec.Raw else lean_action(a0, n),
-                a1 if a1 is None or type(a1) is msgspec.Raw else lean_action(a1, n),
-            ]
-        else:
-            acts = [a if a is None or type(a) is msgspec.Raw else lean_action(a, n) for a in act]
+            if type(a0) is self._action_type and type(a1) is self._action_type:
+                pair = self._pair(a0, a1, n)
+                if pair is not None:
+                    return self._encode(_LeanStepOut(n, pair, step.us, step.fault, step.out))
+        lean_action = self.actions.lean
+        acts = [a if a is None or type(a) is msgspec.Raw else lean_action(a, n) for a in act]
         if not self.keep_obs:
             return self._encode(_LeanStepOut(n, acts, step.us, step.fault, step.out))
         return self._encode(
             LeanStep(n=n, sent=step.obs, act=acts, us=step.us, fault=step.fault, out=step.out)
         )
+
+    def _pair(self, a0: Any, a1: Any, n: int) -> msgspec.Raw | None:
+        """The lean ``act`` array of two actions that both echo step ``n`` (nearly
+        every step of a two-seat game), encoded once per distinct pair; None if
+        either does not echo it."""
+        echo_of = self.actions._echo_of
+        rest_of = self.actions._rest_of
+        if echo_of is None or rest_of is None:
+            return None
+        e0 = echo_of(a0)
+        e1 = echo_of(a1)
+        if not (e0 == n and e1 == n and type(e0) is int and type(e1) is int):
+            return None
+        key: tuple[Any, Any] | None = (rest_of(a0), rest_of(a1))
+        try:
+            found = self._pairs.get(key)  # type: ignore[arg-type]
+        except TypeError:  # a list or dict in an action: not hashable, not memoised
+            found = key = None
+        if found is None:
+            lean_action = self.actions.lean
+            found = msgspec.Raw(b"[%b,%b]" % (lean_action(a0, n), lean_action(a1, n)))
+            if key is not None and len(self._pairs) < self.PAIR_MEMO_SIZE:
+                self._pairs[key] = found
+        return found
 
 
 class ReplayWriter:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import itertools
 import json
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from referee.replay import (
     Header,
     LeanActions,
     LeanStep,
+    LeanSteps,
     Step,
     chain_line,
     expand_lines,
@@ -292,3 +294,35 @@ def test_a_lean_action_drops_the_echo_only_when_it_is_the_step_number():
         bytes(lean(shadow, 7))
         == b'{"real_move":"rock","shadow_request":true,"shadow_move":"spock"}'
     )
+
+
+def test_a_remembered_pair_of_actions_encodes_as_the_actions_one_by_one():
+    # LeanSteps encodes the usual two-seat step through a memo of action pairs; the
+    # bytes must be those of encoding each action on its own, for every kind of echo.
+    game = ChaosLeague()
+    steps = LeanSteps(game)
+    one_by_one = LeanActions(Action, "round").lean
+    state = game.new_state(3)
+    kinds = [
+        lambda n, m: Action(m, round=n),
+        lambda n, m: Action(m),
+        lambda n, m: Action(m, round=n + 1),
+        lambda n, m: Action(m, True, "spock", n),
+        lambda n, m: Action(m, round=True),  # equal to 1, but not the step number
+    ]
+    for n in (1, 2, 1, 7):  # each pair twice: once encoded, once remembered
+        for k0, k1 in itertools.product(kinds, kinds):
+            a0, a1 = k0(n, MOVES[n % 5]), k1(n, MOVES[(n * 3) % 5])
+            out = game.resolve(state, [a0, a1])
+            step = Step(n, [None, None], [a0, a1], [n, None], [None, None], out)
+            want = msgspec.json.encode(
+                {
+                    "type": "step",
+                    "n": n,
+                    "act": [msgspec.Raw(one_by_one(a0, n)), msgspec.Raw(one_by_one(a1, n))],
+                    "us": [n, None],
+                    "fault": [None, None],
+                    "out": out,
+                }
+            )
+            assert steps.encode(step) == want, n
