@@ -187,6 +187,8 @@ class Match:
         self.total_steps = self.game.length()
         self._next_watch = 0.0
         self._fair: sbx.FairShare | None = None  # the CPU-share watchdog
+        self._cpus: set[int] = set()  # the CPUs the match runs on
+        self._group_nice = sbx.group_nice_to_carry()  # for the bots' session groups
         self._play_s = 0.0
         self._pinned_from: set[int] = set()  # the CPUs to give back after --pin-cpus
         self._one_cpu = False  # see _spawn_all
@@ -252,6 +254,7 @@ class Match:
         #   in batches, which is faster. The records, and their order, are the same.
         # - The bots ask for short time slices once they are up (_set_bot_slices).
         self._fair = sbx.FairShare(len(self.seats), len(cpus))
+        self._cpus = set(cpus)
         self._one_cpu = len(cpus) == 1
         self._record_batch = RECORD_BATCH if self._one_cpu else 1
         self.mux = Multiplexer([s.bot for s in self.seats if s.bot is not None], spin_s=spin_s)
@@ -267,6 +270,9 @@ class Match:
         for s in self.seats:
             if s.bot is not None and not s.bot.exited:
                 sbx.spread_tree(s.bot.pid, cpus)
+        self._cpus = set(cpus)
+        if self._fair is not None:
+            self._fair.use_cpus(len(cpus))
         if self.mux is not None and len(cpus) > 1:
             # Spinning pays again now that a bot can run on another CPU meanwhile,
             # each record can be written while the bots think, and the bots' slices
@@ -478,6 +484,11 @@ class Match:
             if out[seat] or s.bot is None or s.bot.exited:
                 continue
             usage = sbx.tree_usage(s.bot.pid)
+            if self._group_nice:
+                # Again for every session in the tree (a bot may start new ones, or
+                # lower its group's nice value): see BotProcess.
+                for pid in usage.pids:
+                    sbx.carry_nice(pid, self._group_nice)
             s.peak_rss = max(s.peak_rss, usage.rss_kib)
             s.cpu_s = max(s.cpu_s, usage.cpu_s)
             if usage.rss_kib > limits.memory_mib * 1024:
@@ -528,7 +539,17 @@ class Match:
                 clocks[i].owed_s + (now - sent if sent is not None and s.owed else 0.0)
                 for i, s in enumerate(self.seats)
             ]
-            for seat, detail in self._fair.observe(now, [s.cpu_s for s in self.seats], owed_s):
+            # Other work on the match's CPUs: all they ran less the referee and the bots.
+            busy = sbx.cpus_busy_s(self._cpus)
+            others_s = 0.0
+            if busy is not None:
+                others_s = busy - time.process_time() - sum(s.cpu_s for s in self.seats)
+            waits_s = [
+                sbx.tree_wait_s(s.bot.pid) if live[i] and s.bot is not None else 0.0
+                for i, s in enumerate(self.seats)
+            ]
+            cpu_s = [s.cpu_s for s in self.seats]
+            for seat, detail in self._fair.observe(now, cpu_s, owed_s, others_s, waits_s):
                 if live[seat] and seat not in over:
                     self._fault(seat, step, faults.CPU_SHARE, detail)
                     over.append(seat)

@@ -162,6 +162,12 @@ class BotProcess:
         except OSError:
             self.pidfd = None
         sandbox.after_spawn(self.pid)
+        # The bot's session is a scheduling group of its own where the kernel groups
+        # by session: it gets the referee's nice value (a worker's ladder.nice)
+        # before the bot runs, where the kernel takes it at once (as root).
+        group_nice = sandbox.group_nice_to_carry()
+        if group_nice:
+            sandbox.carry_nice(self.pid, group_nice)
         self.inbuf = bytearray()
         self._scan_from = 0
         self.lines: deque[tuple[bytes, float]] = deque()

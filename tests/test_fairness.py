@@ -89,3 +89,52 @@ def test_a_burst_is_forgiven() -> None:
         cpu = [cpu[0] + 0.09, cpu[1] + 0.005]
         owed = [owed[0] + 0.1, owed[1]]
         assert fair.observe(tick * 0.1, cpu, owed) == []
+
+
+def _beside(
+    fair: FairShare,
+    ticks: int,
+    used: tuple[float, float],
+    owed: tuple[float, float],
+    others: float,
+    waited: tuple[float, float],
+) -> list[tuple[int, str]]:
+    """As _play, with other work taking ``others`` CPU seconds of the match's CPUs in
+    each 0.1 s and each seat waiting ``waited[i]`` for a CPU."""
+    cpu, owed_s, waits = [0.0, 0.0], [0.0, 0.0], [0.0, 0.0]
+    others_s = 0.0
+    over: list[tuple[int, str]] = []
+    fair.observe(0.0, cpu, owed_s, others_s, waits)
+    for tick in range(1, ticks + 1):
+        cpu = [cpu[i] + used[i] for i in (0, 1)]
+        owed_s = [owed_s[i] + owed[i] for i in (0, 1)]
+        waits = [waits[i] + waited[i] for i in (0, 1)]
+        others_s += others
+        over += fair.observe(tick * 0.1, cpu, owed_s, others_s, waits)
+    return over
+
+
+def test_beside_other_work_a_hog_is_still_named() -> None:
+    # One CPU shared with a busy loop of its own scheduling group: the thinking seat
+    # (owing all the time) and the hog get a third each. The hog's own processes
+    # slow its replies, so it owes 0.04 s of each 0.1 s. Judged against the wall
+    # clock alone that stays under the limit; as a share of the CPU other work left
+    # the match, it is the same steady pondering as on an idle machine.
+    used, owed, waited = (0.033, 0.035), (0.1, 0.04), (0.067, 0.9)
+    assert _play(FairShare(2, 1), 1000, used, owed) == []
+    over = _beside(FairShare(2, 1), 50, used, owed, 0.033, waited)
+    assert over and {seat for seat, _ in over} == {1}
+    assert "other work left the match" in over[0][1]
+
+
+def test_other_work_on_a_cpu_nobody_waited_for_counts_for_nothing() -> None:
+    # Seat 0 thinks by sleeping (it owes, but never waits for a CPU), other work
+    # takes nearly all the CPU, and seat 1 does a little after each reply.
+    assert _beside(FairShare(2, 1), 1000, (0.0, 0.008), (0.1, 0.0), 0.09, (0.0, 0.0)) == []
+
+
+def test_beside_other_work_thinking_alone_and_together_is_fair() -> None:
+    # Seat 0 thinks alone, gets half the CPU beside other work, while seat 1's idle
+    # tree waits for nothing; then both think and get a third each.
+    assert _beside(FairShare(2, 1), 1000, (0.05, 0.0), (0.1, 0.0), 0.05, (0.05, 0.0)) == []
+    assert _beside(FairShare(2, 1), 1000, (0.033, 0.033), (0.1, 0.1), 0.033, (0.067, 0.067)) == []

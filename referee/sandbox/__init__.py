@@ -56,14 +56,23 @@ from .paths import landlock_abi
 from .proctree import (
     TreeUsage,
     after_spawn,
+    cpus_busy_s,
     enable_subreaper,
     kill_tree,
     sweep_escaped,
     tree_cpu_s,
     tree_usage,
+    tree_wait_s,
 )
 from .registry import LAYERS, SANDBOX_CHOICES
-from .sched import set_slice, slice_tree, spread_tree
+from .sched import (
+    carry_nice,
+    group_nice_to_carry,
+    session_nice,
+    set_slice,
+    slice_tree,
+    spread_tree,
+)
 
 __all__ = [
     "LAUNCH_TOKEN",
@@ -81,19 +90,24 @@ __all__ = [
     "BotUnreachable",
     "FairShare",
     "after_spawn",
+    "carry_nice",
+    "cpus_busy_s",
     "disk_usage",
     "choose_layer",
     "containment_record",
     "enable_subreaper",
+    "group_nice_to_carry",
     "kill_tree",
     "landlock_abi",
     "lease_uid",
     "prepare_launch",
     "release_uid",
+    "session_nice",
     "set_slice",
     "slice_tree",
     "spread_tree",
     "sweep_escaped",
     "tree_cpu_s",
     "tree_usage",
+    "tree_wait_s",
 ]

@@ -18,6 +18,16 @@ owes was sent). Between two readings that gives, per seat, how long it owed and 
 long it could have been pondering while another owed; what it used beyond its
 allowance is its excess. The excess decays, so that a moment's burst is forgiven and a
 steady hog is not.
+
+Other work on the match's CPUs (other matches, other programs) shrinks every seat's
+part of them: beside it a hog gets less CPU in each reading, yet that CPU is just as
+much taken from its opponent. So the driver may also report the CPU time spent on the
+match's CPUs by anything outside the match, and each seat's run-queue wait. Of the
+CPU time in a reading, the part other work took while the seat's opponents were
+waiting for a CPU (at most the smaller of the two) is not the match's to share; each
+seat's use is weighed as a share of what is left (scaled up by it), as if the match
+had its CPUs to itself. Other work on CPUs the opponents did not want (they were
+asleep) does not count: it took nothing from them.
 """
 
 from __future__ import annotations
@@ -33,26 +43,48 @@ LIMIT_S = 0.25
 # Pondering forgiven while an opponent owes a move, as a share of that time: what a
 # bot's runtime does right after a reply (buffers, a collection, a JIT thread).
 TOLERANCE = 0.1
+# The least part of the match's CPUs taken as left to it however much other work took
+# (at most a fourfold scale-up, so that the noise of a few clock ticks on a host taken
+# over by other work is not blown up into a seat's excess).
+LEAST_AVAILABLE = 0.25
 
 
 class FairShare:
     """Readings in, seats over their share out."""
 
     def __init__(self, seats: int, cpus: int) -> None:
+        self.seats = seats
+        self.use_cpus(cpus)
+        self._last: tuple[float, list[float], list[float], float, list[float]] | None = None
+        self.excess = [0.0] * seats
+        # Decayed sums: CPU time on the match's CPUs, and the part of it other work
+        # took from each seat's opponents.
+        self._capacity = 0.0
+        self._held_up = [0.0] * seats
+
+    def use_cpus(self, cpus: int) -> None:
+        """The number of CPUs the match runs on (from now on)."""
         self.cpus = max(cpus, 1)
         # The CPUs a seat may ponder on while the others think (one each).
-        self.spare = max(self.cpus - (seats - 1), 0)
+        self.spare = max(self.cpus - (self.seats - 1), 0)
         # A seat's part of the CPUs while every seat owes a move.
-        self.share = self.cpus / max(seats, 1)
-        self._last: tuple[float, list[float], list[float]] | None = None
-        self.excess = [0.0] * seats
+        self.share = self.cpus / max(self.seats, 1)
 
     def observe(
-        self, now: float, cpu_s: Sequence[float], owed_s: Sequence[float]
+        self,
+        now: float,
+        cpu_s: Sequence[float],
+        owed_s: Sequence[float],
+        others_s: float = 0.0,
+        waits_s: Sequence[float] | None = None,
     ) -> list[tuple[int, str]]:
         """One reading: the time, each seat's tree CPU so far, and the wall time it
-        has owed a move so far. Returns (seat, detail) for each seat over its share."""
-        last, self._last = self._last, (now, list(cpu_s), list(owed_s))
+        has owed a move so far; optionally the CPU time anything outside the match
+        has spent on the match's CPUs so far and each seat's run-queue wait so far
+        (both 0 if not known). Returns (seat, detail) for each seat over its share."""
+        waits = list(waits_s) if waits_s is not None else [0.0] * len(cpu_s)
+        last = self._last
+        self._last = (now, list(cpu_s), list(owed_s), others_s, waits)
         if last is None:
             return []
         wall = now - last[0]
@@ -60,6 +92,9 @@ class FairShare:
             return []
         used = [max(cpu - before, 0.0) for cpu, before in zip(cpu_s, last[1], strict=True)]
         owed = [min(max(o - before, 0.0), wall) for o, before in zip(owed_s, last[2], strict=True)]
+        taken = max(others_s - last[3], 0.0)
+        waited = [max(w - before, 0.0) for w, before in zip(waits, last[4], strict=True)]
+        self._capacity = self._capacity * DECAY + self.cpus * wall
         over = []
         for seat, seat_used in enumerate(used):
             mine = owed[seat]
@@ -75,7 +110,14 @@ class FairShare:
                 + (self.share + TOLERANCE) * both
                 + (self.spare + TOLERANCE) * contested
             )
-            excess = max(seat_used - allowed, 0.0)
+            # What other work took from the opponents: at most what it took, and at
+            # most how long they waited for a CPU while they owed a move. Weighed
+            # over the same readings as the excess (one reading's clock ticks are
+            # too coarse to split the CPU time by).
+            waiting = sum(min(waited[o], owed[o]) for o in range(len(owed)) if o != seat)
+            self._held_up[seat] = self._held_up[seat] * DECAY + min(taken, waiting)
+            available = max(1.0 - self._held_up[seat] / self._capacity, LEAST_AVAILABLE)
+            excess = max(seat_used / available - allowed, 0.0)
             self.excess[seat] = self.excess[seat] * DECAY + excess
             if self.excess[seat] > LIMIT_S:
                 over.append(
@@ -83,7 +125,12 @@ class FairShare:
                         seat,
                         f"used {seat_used:.2f} s of CPU in {wall:.2f} s, {contested:.2f} s "
                         f"of them while its opponent was thinking and it was not "
-                        f"(allowed {allowed:.2f} s)",
+                        f"(allowed {allowed:.2f} s"
+                        + (
+                            f"; other work left the match {available:.0%} of its CPUs)"
+                            if available < 1.0
+                            else ")"
+                        ),
                     )
                 )
         return over

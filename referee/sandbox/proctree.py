@@ -10,7 +10,7 @@ import contextlib
 import os
 import signal
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import NamedTuple
 
 from .base import MARKER_ENV, libc
@@ -151,6 +151,40 @@ def tree_cpu_s(pid: int) -> float:
 
 # PF_EXITING from the kernel's sched.h: the task is inside do_exit().
 _PF_EXITING = 0x4
+
+
+def tree_wait_s(pid: int) -> float:
+    """Seconds the threads of ``pid`` and its descendants have spent ready to run
+    but waiting for a CPU (each live thread's scheduler statistics), summed; 0.0
+    where the kernel keeps none. Never raises."""
+    ns = 0
+    for p in descendants(pid):
+        for tid in _tids(p):
+            stat = _read(f"/proc/{p}/task/{tid}/schedstat", single=True).split()
+            if len(stat) > 1:
+                ns += int(stat[1])
+    return ns / 1e9
+
+
+def cpus_busy_s(cpus: Iterable[int]) -> float | None:
+    """CPU seconds ``cpus`` have spent running anything at all (every process,
+    interrupts, time the hypervisor took) since boot, from /proc/stat; None where
+    it cannot be read."""
+    wanted = {f"cpu{c}".encode() for c in cpus}
+    ticks = 0
+    for line in _read("/proc/stat").splitlines():
+        fields = line.split()
+        if not fields or fields[0] not in wanted:
+            continue
+        # user nice system idle iowait irq softirq steal (guest time is in user).
+        values = [int(v) for v in fields[1:9]]
+        if len(values) < 8:
+            return None
+        ticks += sum(values) - values[3] - values[4]
+        wanted.discard(fields[0])
+    if wanted:
+        return None
+    return ticks / _CLK_TCK
 
 
 def _alive(fields: list[bytes]) -> bool:

@@ -71,3 +71,60 @@ def set_slice(tid: int, ns: int) -> bool:
         return False
     attr.size, attr.sched_flags, attr.sched_runtime = size, 0, ns
     return lib.syscall(ctypes.c_long(setattr_nr), tid, ctypes.byref(attr), 0) == 0
+
+
+def _autogroups_on() -> bool:
+    try:
+        with open("/proc/sys/kernel/sched_autogroup_enabled", "rb") as f:
+            return f.read().strip() == b"1"
+    except OSError:
+        return False
+
+
+def session_nice(pid: int) -> int | None:
+    """The nice value of the scheduling group of ``pid``'s session (Linux's
+    automatic process groups, ``/proc/<pid>/autogroup``), or None where the kernel
+    has none or ``pid`` is gone."""
+    try:
+        with open(f"/proc/{pid}/autogroup", "rb") as f:
+            fields = f.read().split()  # b"/autogroup-123 nice 0"
+    except OSError:
+        return None
+    if len(fields) != 3 or fields[1] != b"nice":
+        return None
+    return int(fields[2])
+
+
+def group_nice_to_carry() -> int:
+    """The nice value the session groups of the processes we start should take:
+    ours, where the kernel groups processes by session (there a process's own nice
+    value counts only against others of its session, so a niced referee's bots,
+    each in a session of its own, would otherwise run at the groups' default
+    weight); 0 (nothing to do) where it does not or we are not niced."""
+    nice = os.getpriority(os.PRIO_PROCESS, 0)
+    return nice if nice > 0 and _autogroups_on() else 0
+
+
+def carry_nice(pid: int, nice: int) -> bool:
+    """Raise the nice value of the scheduling group of ``pid``'s session to
+    ``nice`` if it is below (a bot may lower its own group's again where it can
+    write /proc). Returns True if it is to be tried again later: the kernel takes
+    an unprivileged change of a group's nice value only once every 100 ms, machine
+    wide. A group that is gone or not ours is passed over (False), as slice_tree
+    passes over threads."""
+    now = session_nice(pid)
+    if now is None or now >= nice:
+        return False
+    try:
+        fd = os.open(f"/proc/{pid}/autogroup", os.O_WRONLY | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        os.write(fd, str(nice).encode())
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    return False

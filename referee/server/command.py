@@ -183,8 +183,8 @@ def _serve(store: Any, cfg: Any, data_dir: Path, args: argparse.Namespace) -> in
 
         # Every match the server plays runs at ladder.nice below the server itself,
         # so the web pages do not wait for the CPU behind the bots. Where the kernel
-        # groups processes by session (autogroup) nice counts only inside a session
-        # and this does nothing (docs/server.md).
+        # groups processes by session (autogroup), the worker's and each bot's
+        # session group take that nice value too (docs/server.md).
         nice = cfg.ladder.nice
         executor = cluster or ProcessExecutor(jobs, data_dir / "workers", nice=nice)
         validator = ProcessExecutor(

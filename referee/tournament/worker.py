@@ -45,12 +45,13 @@ class Reply(msgspec.Struct, omit_defaults=True):
     error: str | None = None
 
 
-async def _serve(out_fd: int) -> None:
+async def _serve(out_fd: int, nice_pending: bool = False) -> None:
     from ..bot_command import BotSpec
     from ..errors import SandboxFailure, UsageError
     from ..match import Match, MatchConfig
     from ..outcome import outcome_of
     from ..placement import pin_thread
+    from ..sandbox import carry_nice, group_nice_to_carry
 
     decode_job = msgspec.json.Decoder(Job).decode
     encode = msgspec.json.Encoder().encode
@@ -94,6 +95,8 @@ async def _serve(out_fd: int) -> None:
                 except (msgspec.ValidationError, msgspec.DecodeError) as exc:
                     reply = Reply(id="?", ok=False, error=f"bad job: {exc}")
                 else:
+                    if nice_pending:  # the kernel asked to try again later
+                        nice_pending = carry_nice(os.getpid(), group_nice_to_carry())
                     # The bots are started from this thread and inherit its CPUs.
                     pin_thread(set(job.cpus or ()) & all_cpus or all_cpus)
                     match = Match(specs, cfg)
@@ -147,11 +150,18 @@ def _write_all(fd: int, data: bytes) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
+    nice_pending = False
     if len(args) == 2 and args[0] == "--nice" and args[1].isdigit():
         # Before anything runs: the referee loop and every bot started from here play
         # at the lower priority, both seats alike (a bot cannot raise it again: see
         # sandbox.seccomp).
         os.nice(int(args[1]))
+        # Where the kernel groups processes by session (autogroup), a nice value
+        # counts only inside the session: our session's group (this worker was
+        # started in one of its own) takes it too, as each bot's does (BotProcess).
+        from ..sandbox import carry_nice, group_nice_to_carry
+
+        nice_pending = carry_nice(os.getpid(), group_nice_to_carry())
     elif args:
         print(f"usage: {WORKER_COMMAND[-1]} [--nice N]", file=sys.stderr)
         return 2
@@ -164,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
     # own (Ctrl-C does not reach us or the bots) and stops us by closing our stdin.
     # An ignored signal would also be inherited by the bots.
     try:
-        trio.run(_serve, out_fd)
+        trio.run(_serve, out_fd, nice_pending)
     except BrokenPipeError:
         return 0
     return 0

@@ -3,8 +3,10 @@ read that from the replay header. Plays rock. Standard library only.
 
     placement_probe.py latency        ->  lat<the CPU wake-up latency limit in force>
     placement_probe.py cpus [MS]      ->  cpus<the CPUs it may run on, e.g. 0 or 0-1>
-    placement_probe.py nice [N]       ->  nice<its nice value>; exits at once, before
-                                          the handshake, if N is given and differs
+    placement_probe.py nice [N]       ->  nice<its nice value>g<its session's group
+                                          nice value, or "none">; exits at once,
+                                          before the handshake, if N is given and
+                                          differs from its nice value
 
 ``lat0`` while the referee keeps idle CPUs polling, ``lat2000000000`` when nobody
 asks, ``latunknown`` if it cannot read the limit (only the basic containment layer
@@ -29,6 +31,15 @@ def latency_name() -> str:
         return "latunknown"
 
 
+def group_nice() -> str:
+    # Linux's automatic process groups: "/autogroup-<id> nice <n>".
+    try:
+        with open("/proc/self/autogroup") as f:
+            return f.read().split()[-1]
+    except (OSError, IndexError):
+        return "none"
+
+
 def cpus() -> str:
     return "-".join(str(c) for c in sorted(os.sched_getaffinity(0)))
 
@@ -49,7 +60,7 @@ if mode == "nice":
     nice = os.getpriority(os.PRIO_PROCESS, 0)
     if len(sys.argv) > 2 and nice != int(sys.argv[2]):
         sys.exit(f"started at nice {nice}, not {sys.argv[2]}")
-    name = f"nice{nice}"
+    name = f"nice{nice}g{group_nice()}"
     move_s = 0.0
 else:
     move_s = float(sys.argv[2]) / 1000 if len(sys.argv) > 2 else 0.0
