@@ -147,9 +147,11 @@ needs_slices = pytest.mark.skipif(
 
 @needs_slices
 def test_a_slice_request_reaches_every_thread_and_keeps_the_nice_value() -> None:
-    assert _slices_taken(300_000) == (2, {"300000"}, 3)
+    # The child adds 3 to the nice value it inherits (pytest may itself run niced).
+    child_nice = min(19, os.getpriority(os.PRIO_PROCESS, 0) + 3)
+    assert _slices_taken(300_000) == (2, {"300000"}, child_nice)
     took, slices, nice = _slices_taken(0)  # 0: the kernel's default
-    assert took == 2 and "300000" not in slices and len(slices) == 1 and nice == 3
+    assert took == 2 and "300000" not in slices and len(slices) == 1 and nice == child_nice
 
 
 def _probe_slices(tmp_path: Path, cpus: set[int]) -> list[str]:
