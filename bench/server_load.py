@@ -10,7 +10,9 @@ into docs/performance.md by hand).
 2. Load: the server's database is filled to ``--stored`` finished matches (copies
    of real ones), then ``--clients`` concurrent clients read the leaderboard, bot,
    match and API pages for ``--seconds`` while the ladder plays: p50/p99 latency,
-   errors, and the ladder's matches per minute during the load against without.
+   errors, and the ladder's matches per minute during the load against without;
+   the same latencies after the first two think times (every reader connected)
+   and over the first second alone (readers connecting, pages not yet made).
    Beside them: the CPU the server and the readers' client spent per page (they
    share the machine with the matches), the host's load average before and after,
    how long the server's loop waited for a CPU per page, and how often the
@@ -187,9 +189,11 @@ async def load(
     host, port = url.removeprefix("http://").split(":")
     latencies: list[float] = []
     steady: list[float] = []  # after the first two think times (every reader is connected)
+    first: list[float] = []  # started in the first second (readers connecting, pages cold)
     errors: dict[str, int] = {}
     started = time.perf_counter()
     settled = started + 2 * think
+    first_second = started + 1.0
     deadline = time.monotonic() + seconds
 
     async def get(stream: Any, conn: Any, path: str) -> int:
@@ -238,6 +242,8 @@ async def load(
             latencies.append(time.perf_counter() - t)
             if t >= settled:
                 steady.append(latencies[-1])
+            if t < first_second:
+                first.append(latencies[-1])
             # A reader looks at a page before the next (0: a closed loop).
             await trio.sleep(rng.uniform(0.5 * think, 1.5 * think))
         if stream is not None:
@@ -254,6 +260,7 @@ async def load(
         "per_s": round(n / seconds, 1),
         **percentiles(latencies),
         "steady": {"requests": len(steady), **percentiles(steady)},
+        "first_second": {"requests": len(first), **percentiles(first)},
         "errors": errors,
         "client_cpu_s": round(client_cpu, 2),
         "client_cpu_ms_per_request": round(client_cpu * 1e3 / max(n, 1), 2),
