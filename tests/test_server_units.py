@@ -1,11 +1,21 @@
-"""The ladder's ratings and pairings (pure code)."""
+"""The ladder's ratings and pairings (pure code), and the site's replay check
+(in-process)."""
 
 from __future__ import annotations
 
 import random
+import threading
+import time
+from pathlib import Path
+from typing import Any
 
+import msgspec
 import numpy as np
+import pytest
+import trio
 
+from referee.server import app as server_app
+from referee.server.db import Store
 from referee.server.matchmaking import UNRATED_WIDTH, Rated, choose_pair, rate
 from referee.tournament.schedule import Played
 from referee.tournament.standings import Standing, ratings
@@ -81,3 +91,45 @@ def test_pairing_rules() -> None:
     assert 0 < settled_far < 200  # a foregone pair is played only by the random share
     assert choose_pair(rated, rng, busy=frozenset({1, 2, 3})) is None
     assert set(choose_pair(rated, rng, busy=frozenset({1, 2})) or ()) == {3, 4}
+
+
+def test_readers_of_one_match_share_its_replay_check(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Readers who open a just-finished match's page at once wait for one check of
+    its replay; each starting its own would fill the server with threads."""
+    store = Store(tmp_path)
+    a = store.add_version("a", None, "sample:a", ["a"], "active")
+    b = store.add_version("b", None, "sample:b", ["b"], "active")
+    mid = store.add_match("ladder", a.id, b.id, 1, 10, status="done")
+    row = store.match(mid)
+    assert row is not None
+    row = msgspec.structs.replace(row, replay="replays/m1.jsonl")
+    checked: list[Path] = []
+    lock = threading.Lock()
+
+    def slow_check(path: Path) -> str:
+        time.sleep(0.05)
+        with lock:
+            checked.append(path)
+        return "OK: checked"
+
+    monkeypatch.setattr(server_app, "verify_summary", slow_check)
+    site: Any = server_app.Site(store, None, None, tmp_path)  # type: ignore[arg-type]
+    answers: list[str] = []
+
+    async def main() -> None:
+        async def read() -> None:
+            answers.append(await site.replay_check(row))
+
+        async with trio.open_nursery() as nursery:
+            for _ in range(20):
+                nursery.start_soon(read)
+
+    trio.run(main)
+    assert checked == [tmp_path / "replays/m1.jsonl"]
+    assert answers == ["OK: checked"] * 20
+    assert store.verify_summary(mid) == "OK: checked" and not site.verifying
+    trio.run(main)  # kept: not checked again
+    assert len(checked) == 1
+    store.close()

@@ -17,6 +17,7 @@ import secrets
 import time
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote, unquote
 
 import msgspec
 import trio
@@ -46,6 +47,10 @@ NAME_CHARS = 64
 # At most this many pages are kept for one ladder generation (any query string is a
 # page of its own: the bound keeps odd queries from filling the memory).
 CACHE_PAGES = 2000
+# Made once at start, before the server listens (see ``warm_up``): the pages of the
+# bots at the top of the leaderboard and of the most recent finished matches.
+WARM_BOTS = 20
+WARM_MATCHES = 15
 
 
 class Site:
@@ -68,6 +73,9 @@ class Site:
         # path and query -> (body, content type, ETag). See ``Site.cached``.
         self.cache: dict[str, tuple[bytes, bytes, bytes]] = {}
         self.cache_generation = -1
+        # Matches whose replay is being verified, so readers who ask at once wait for
+        # that one check instead of each starting their own (see ``replay_check``).
+        self.verifying: dict[int, trio.Event] = {}
         self.env = Environment(
             loader=PackageLoader("referee.server", "templates"),
             autoescape=select_autoescape(["html"]),
@@ -194,6 +202,32 @@ class Site:
             **context,
         )
         return HTMLResponse(html, status_code=status)
+
+    async def replay_check(self, row: MatchRow) -> str:
+        """The verify line of a finished match's replay, checked once and kept.
+
+        The check replays the whole match in a thread. Readers of a match page that
+        is not kept yet arrive together (a match has just finished, or the server
+        has just started), and each running its own check would have every such
+        thread contend for the interpreter with the event loop that serves all the
+        other pages; the first reader's check is awaited by the others instead."""
+        assert row.replay
+        while True:
+            summary = self.store.verify_summary(row.id)
+            if summary is not None:
+                return summary
+            pending = self.verifying.get(row.id)
+            if pending is None:
+                break
+            await pending.wait()  # and read the stored result (or check again if it failed)
+        done = self.verifying[row.id] = trio.Event()
+        try:
+            summary = await trio.to_thread.run_sync(verify_summary, self.dir / row.replay)
+            self.store.set_verify_summary(row.id, summary)
+        finally:
+            del self.verifying[row.id]
+            done.set()
+        return summary
 
     def match_json(self, row: MatchRow, names: dict[int, Version]) -> dict[str, Any]:
         out: dict[str, Any] = msgspec.to_builtins(row)
@@ -490,10 +524,7 @@ def build_app(site: Site) -> Any:
         verify = None
         if row.status == "done" and row.replay:
             # A finished replay never changes: checked once, the summary is kept.
-            verify = store.verify_summary(row.id)
-            if verify is None:
-                verify = await trio.to_thread.run_sync(verify_summary, site.dir / row.replay)
-                store.set_verify_summary(row.id, verify)
+            verify = await site.replay_check(row)
         me = site.session_competitor(request)
         own_seats = [
             seat
@@ -742,6 +773,65 @@ def build_app(site: Site) -> Any:
             await application(scope, receive, send)
 
     return app
+
+
+async def warm_up(site: Site, app: Any) -> list[tuple[str, int]]:
+    """Do, before the server listens, what its first readers would otherwise wait
+    for: jinja2 compiles every template, and the public pages most readers open
+    first (the leaderboard, its top bots, the recent matches, the API's lists) are
+    made once through the application itself, which imports what the pages use
+    lazily, reads the database's pages into memory and verifies the recent
+    matches' replays. Readers who connect the moment the server listens (a
+    restart under load) then find it ready, instead of queueing behind all of it.
+    Returns each path with its status."""
+    for name in site.env.list_templates():
+        site.env.get_template(name)
+    paths = ["/", "/api/leaderboard", "/api/matches", "/api/health"]
+    for entry in site.ladder.leaderboard[:WARM_BOTS]:
+        paths += [f"/bots/{quote(entry.bot)}", f"/api/bots/{quote(entry.bot)}"]
+    for row in site.store.matches(kind="ladder", status="done", limit=WARM_MATCHES):
+        paths += [f"/matches/{row.id}", f"/api/matches/{row.id}"]
+    if site.finals is not None:
+        paths += ["/finals", "/api/finals"]
+    statuses = []
+    for path in paths:
+        try:
+            statuses.append((path, await _get(app, path)))
+        except Exception as exc:  # a reader would get a 500 there: say so, start anyway
+            print(f"referee serve: warming up {path} failed: {exc!r}", flush=True)
+            statuses.append((path, 500))
+    return statuses
+
+
+async def _get(app: Any, path: str) -> int:
+    """The status of an anonymous GET of ``path`` made in-process (the body is dropped)."""
+    status = 0
+    raw = path.encode()
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message: dict[str, Any]) -> None:
+        nonlocal status
+        if message["type"] == "http.response.start":
+            status = int(message["status"])
+
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0", "spec_version": "2.3"},
+        "http_version": "1.1",
+        "method": "GET",
+        "scheme": "http",
+        "path": unquote(path),
+        "raw_path": raw,
+        "query_string": b"",
+        "root_path": "",
+        "headers": [(b"host", b"localhost")],
+        "client": ("127.0.0.1", 0),
+        "server": ("127.0.0.1", 0),
+    }
+    await app(scope, receive, send)
+    return status
 
 
 def replay_response(path: Path, filename: str) -> Response:

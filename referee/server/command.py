@@ -159,7 +159,7 @@ def _serve(store: Any, cfg: Any, data_dir: Path, args: argparse.Namespace) -> in
     from ..match import random_seed
     from ..tournament.command import _cluster_executor, usable_cpus
     from ..tournament.executor import ProcessExecutor
-    from .app import Site, build_app
+    from .app import Site, build_app, warm_up
     from .finals import load_finished, run_finals
     from .ladder import Ladder
 
@@ -217,6 +217,8 @@ def _serve(store: Any, cfg: Any, data_dir: Path, args: argparse.Namespace) -> in
 
                 nursery.start_soon(stop_on_signal)
                 await ladder.refresh()
+                # Listen only once the first readers' pages can be made at once.
+                await warm_up(site, app)
                 quiet_garbage_collector()
                 binds = await nursery.start(serve, app, hconfig)
                 for bind in binds:
