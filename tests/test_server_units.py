@@ -20,6 +20,8 @@ from referee.server.matchmaking import UNRATED_WIDTH, Rated, choose_pair, rate
 from referee.tournament.schedule import Played
 from referee.tournament.standings import Standing, ratings
 
+FIXTURES = Path(__file__).parent / "fixtures" / "replays"
+
 
 def _results(n_bots: int, n: int, seed: int) -> list[tuple[int, int, int | None, int, int]]:
     rng = random.Random(seed)
@@ -132,4 +134,48 @@ def test_readers_of_one_match_share_its_replay_check(
     assert store.verify_summary(mid) == "OK: checked" and not site.verifying
     trio.run(main)  # kept: not checked again
     assert len(checked) == 1
+    store.close()
+
+
+def test_warm_up_makes_the_first_readers_pages_before_the_server_listens(tmp_path: Path) -> None:
+    """What ``referee serve`` does before it opens its port: every template is
+    compiled, the leaderboard's bots' and the recent matches' pages answer 200
+    in-process, and the recent matches' replays are verified and kept."""
+    from serverkit import write_config
+
+    from referee.server.command import seed_samples
+    from referee.server.config import load_competition
+    from referee.server.ladder import Ladder
+
+    cfg = load_competition(write_config(tmp_path))
+    data = tmp_path / "data"
+    (data / "replays").mkdir(parents=True)
+    store = Store(data)
+    seed_samples(store, cfg)
+    v0, v1 = (v.id for v in store.current_versions()[:2])
+    mid = store.add_match("ladder", v0, v1, 1, 200, status="done")
+    replay = FIXTURES / "lean-1.2-chaos-tricks.jsonl"
+    (data / "replays" / "m1.jsonl").write_bytes(replay.read_bytes())
+    # A finished match as the ladder records it (the fixture's bots are others).
+    store.conn.execute(
+        "UPDATE matches SET finished = created, winner = 0, score0 = 12, score1 = 3, "
+        "faults0 = 0, faults1 = 0, dq0 = 0, dq1 = 0, status0 = 'ok', status1 = 'ok', "
+        "steps = 200, wall_s = 1.5, replay = 'replays/m1.jsonl' WHERE id = ?",
+        (mid,),
+    )
+    ladder = Ladder(store, cfg, data, None, None, 7)  # type: ignore[arg-type]
+    site = server_app.Site(store, ladder, cfg, data)
+
+    async def main() -> list[tuple[str, int]]:
+        await ladder.refresh()
+        return await server_app.warm_up(site, server_app.build_app(site))
+
+    statuses = dict(trio.run(main))
+    assert all(code == 200 for code in statuses.values()), statuses
+    assert {"/", "/api/leaderboard", f"/matches/{mid}", "/bots/random"} <= set(statuses)
+    compiled = {name for _loader, name in site.env.cache.keys()}  # type: ignore[union-attr]
+    assert compiled == set(site.env.list_templates())
+    assert (store.verify_summary(mid) or "").startswith("OK")
+    # Made for this ladder generation: the first reader gets it as it is.
+    assert f"/matches/{mid}?" in site.cache
     store.close()
