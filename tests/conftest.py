@@ -43,8 +43,10 @@ needs_node = needs(shutil.which("node") is None, "node is not installed")
 
 
 # make test runs two files at a time (pytest-xdist, --dist loadfile), handing out
-# files in collection order; the longest files go first so that none of them starts
-# last and leaves the other worker idle.
+# files in collection order (--no-loadscope-reorder: by default pytest-xdist hands them
+# out by their number of tests instead, which put long files of few tests last); the
+# longest files go first so that none of them starts last and leaves the other worker
+# idle.
 LONGEST_FIRST = (
     "test_zoo.py",
     "test_tournament.py",
