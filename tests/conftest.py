@@ -50,13 +50,20 @@ needs_node = needs(shutil.which("node") is None, "node is not installed")
 LONGEST_FIRST = (
     "test_zoo.py",
     "test_tournament.py",
-    "test_tournament_tables.py",
     "test_server.py",
+    "test_server_crash.py",
     "test_sprt.py",
-    "test_stats.py",
     "test_deception_bots.py",
-    "test_sample_bots.py",
+    "test_tournament_tables.py",
+    "test_fuzz_output.py",
     "test_languages.py",
+    "test_server_finals.py",
+    "test_sloppy_determinism.py",
+    "test_gauntlet.py",
+    "test_server_cluster.py",
+    "test_sample_bots.py",
+    "test_match_faults.py",
+    "test_stats.py",
     "test_viewer.py",
 )
 
