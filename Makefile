@@ -19,13 +19,17 @@ bots:
 	$(MAKE) -C sample_bots
 
 ## Lint, format check, type check, then the whole test suite: two test files at a time
-## (each file on one worker, so its module fixtures are made once), then the tests that
-## measure CPU or latency, alone.
+## (each file on one worker, so its module fixtures are made once; in the order of
+## tests/conftest.py, longest first, not pytest-xdist's own by count), then the tests that
+## measure CPU or latency, alone. The suite starts hundreds of referee and bot processes:
+## their modules' bytecode is compiled first, as for bench, so that none of them compiles
+## it again when PYTHONDONTWRITEBYTECODE is set.
 test: venv bots
 	$(PY) -m ruff check referee tests bench sample_bots
 	$(PY) -m ruff format --check referee tests bench sample_bots
 	$(PY) -m mypy referee
-	$(PY) -m pytest -q -n 2 --dist loadfile -m "not alone"
+	$(PY) -m compileall -q referee sample_bots/python tests/zoo
+	$(PY) -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder -m "not alone"
 	$(PY) -m pytest -q -m alone
 
 lint: venv

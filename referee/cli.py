@@ -11,7 +11,7 @@ import argparse
 import importlib
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 from .errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, CliError
@@ -98,7 +98,9 @@ def _available() -> dict[str, str]:
     return out
 
 
-def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+def build_parser(configure: Collection[str] = COMMANDS.keys()) -> argparse.ArgumentParser:
+    """The parser of every available command; the options of those in ``configure``
+    (each command's module is imported to configure it)."""
     from . import __version__
 
     parser = argparse.ArgumentParser(
@@ -111,16 +113,17 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, help_text in _available().items():
         p = sub.add_parser(name, help=help_text, description=help_text)
-        if only in (None, name):
+        if name in configure:
             _function(name, 0)(p)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    # Configure only the subcommand being run: importing every module costs start-up time.
+    # Configure only the subcommand being run (none for the top-level help, --version or
+    # a name argparse rejects): importing every command's module costs start-up time.
     only = next((a for a in argv if not a.startswith("-")), None)
-    parser = build_parser(only if only in COMMANDS else None)
+    parser = build_parser([only] if only in COMMANDS else [])
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help()

@@ -43,18 +43,27 @@ needs_node = needs(shutil.which("node") is None, "node is not installed")
 
 
 # make test runs two files at a time (pytest-xdist, --dist loadfile), handing out
-# files in collection order; the longest files go first so that none of them starts
-# last and leaves the other worker idle.
+# files in collection order (--no-loadscope-reorder: by default pytest-xdist hands them
+# out by their number of tests instead, which put long files of few tests last); the
+# longest files go first so that none of them starts last and leaves the other worker
+# idle.
 LONGEST_FIRST = (
     "test_zoo.py",
     "test_tournament.py",
-    "test_tournament_tables.py",
     "test_server.py",
+    "test_server_crash.py",
     "test_sprt.py",
-    "test_stats.py",
     "test_deception_bots.py",
-    "test_sample_bots.py",
+    "test_tournament_tables.py",
+    "test_fuzz_output.py",
     "test_languages.py",
+    "test_server_finals.py",
+    "test_sloppy_determinism.py",
+    "test_gauntlet.py",
+    "test_server_cluster.py",
+    "test_sample_bots.py",
+    "test_match_faults.py",
+    "test_stats.py",
     "test_viewer.py",
 )
 

@@ -101,12 +101,23 @@ def test_rank_tables_by_placement_then_tiebreak() -> None:
 # -- end to end ---------------------------------------------------------------
 
 
-def test_liars_dice_league_of_four_at_tables_of_three(tmp_path: Path) -> None:
-    out = tmp_path / "ld"
-    proc = referee(*LD, *LD_BOTS, "--table-size", "3", "--legs", "1", "--seed", "3",
-                   "-j", "4", "--out", str(out), "--json")  # fmt: skip
+# A Liar's Dice league of four at tables of three: checked as it is, and the
+# uninterrupted run the resume test compares its killed and resumed one with.
+LD_LEAGUE = [*LD, *LD_BOTS, "--table-size", "3", "--legs", "1", "--seed", "3"]
+
+
+@pytest.fixture(scope="module")
+def ld_league(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """The league's output directory and what it printed with --json."""
+    out = tmp_path_factory.mktemp("tables") / "ld"
+    proc = referee(*LD_LEAGUE, "-j", "4", "--out", str(out), "--json")
     _ok(proc)
-    brief = json.loads(proc.stdout)
+    return out, proc.stdout
+
+
+def test_liars_dice_league_of_four_at_tables_of_three(ld_league: tuple[Path, str]) -> None:
+    out, stdout = ld_league
+    brief = json.loads(stdout)
     assert brief["complete"] and brief["bracket"] is None
     assert brief["config"]["finals"]["finalists"] == 0
     results = json.loads((out / "results.json").read_text())
@@ -174,10 +185,9 @@ def test_two_player_game_refuses_nothing_but_ignores_table_size(tmp_path: Path) 
     assert results["config"]["pool"]["table_size"] is None
 
 
-def test_table_league_resumes_after_sigkill(tmp_path: Path) -> None:
-    args = [*LD, *LD_BOTS, "--table-size", "3", "--legs", "1", "--seed", "17", "--quiet"]
-    whole = tmp_path / "whole"
-    _ok(referee(*args, "-j", "4", "--out", str(whole)))
+def test_table_league_resumes_after_sigkill(ld_league: tuple[Path, str], tmp_path: Path) -> None:
+    args = [*LD_LEAGUE, "--quiet"]
+    whole, _stdout = ld_league
 
     part = tmp_path / "part"
     kill_after([*args, "-j", "1", "--out", str(part)], part, 4)

@@ -71,7 +71,7 @@
   const view = { lo: 0, hi: N }; // rounds [lo, hi) shown (zoom)
   let cursor = -1; // round index under the mouse, -1 for none
   let current = 0; // the scrubber's round index
-  const PAD = { l: 54, r: 12, t: 22, b: 20 };
+  const PAD = { l: 54, r: 12, t: 8, b: 20 };
   const plots = [];
 
   function niceTicks(lo, hi, count, integer) {
@@ -102,7 +102,15 @@
     const lg = document.createElement("div");
     lg.className = "legend";
     lg.innerHTML = legend;
-    box.append(base, over, t, lg);
+    // Title and legend in a row of their own above the canvas: a long bot name
+    // in the legend wraps there instead of running over the title.
+    const head = document.createElement("div");
+    head.className = "head";
+    head.append(t, lg);
+    const canvases = document.createElement("div");
+    canvases.className = "canvases";
+    canvases.append(base, over);
+    box.append(head, canvases);
     document.getElementById("plots").append(box);
     const p = { box, base, over, height, draw, tip, w: 0, h: 0, dpr: 1 };
     plots.push(p);
@@ -511,8 +519,6 @@
     winSel.append(o);
   }
   winSel.value = String(windowSize);
-  winSel.style.pointerEvents = "auto";
-  freqPlot.box.querySelector(".legend").style.pointerEvents = "auto";
   winSel.addEventListener("change", () => {
     windowSize = Number(winSel.value);
     drawPlot(freqPlot);

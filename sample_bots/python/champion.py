@@ -23,6 +23,10 @@ mirrored P'.0..2; with five moves all five offsets), and every variant is scored
 by how it would have done against the visible moves, at six decay rates. Each
 rate's best variant is a picker; the pickers and their rotations are scored over
 the match and the best is played; a random fallback when we are being beaten.
+In Chaos League, whose score charges a bot for moves a hindsight exploiter could
+read, the meta layer's pick is played only once it has proven an edge (its
+points, played or not, stand above chance over the match or lately); until then,
+and against an opponent nothing predicts (random), the bot plays random moves.
 
 Shadows: a bucket drop proves the round before it was a shadow; that visible
 move is masked (not scored, not learned) and the 12 rounds after a drop count
@@ -91,6 +95,14 @@ META_DECAY = 0.999  # the meta layer's scoring of the pickers
 RESCALE_AT = 1e150  # growing-increment decay: renormalise before floats overflow
 FALLBACK_WINDOW = 100
 FALLBACK_AT = -12  # visible score over the last 100 rounds that triggers random play
+# Chaos League charges a bot whose moves a hindsight exploiter could read (the
+# Exploitability half of anti-exploitation), so there the meta layer's pick is
+# played only while it has proven an edge; otherwise a random move, which no
+# context explains. Proven: its points over the match, or over a recent window,
+# stand that many standard deviations above what chance gives.
+PROOF_Z = 1.0  # over the whole match (finds small, lasting edges)
+RECENT_Z = 2.5  # over the recent rounds (finds a large edge quickly)
+RECENT_DECAY = 0.99
 FLOOR = 0.4  # expected credit a token must promise in any case ...
 LOSING_FLOOR = 0.25  # ... and while we are losing lately
 PRESSURE = 12  # rounds after a bucket drop that count half
@@ -296,6 +308,15 @@ class Champion(chaosbot.Bot):
         self.pressure_until = -1
         self.fall_ring = [0] * FALLBACK_WINDOW
         self.fall_sum = 0
+        # The meta layer's own pick, played or not, and what it would have scored
+        # (see PROOF_Z): whole match and decayed, and the matching variances.
+        self.guarded = self.game == "chaos"
+        self.meta_pick = 0
+        self.proof_sum = 0.0
+        self.proof_var = 0.0
+        self.recent_sum = 0.0
+        self.recent_var = 0.0
+        self.draw_free = 2 * half / n  # chance of a decided round between random moves
 
         # Deception: reply[x][y] counts "we showed x honestly, next they showed y".
         self.reply = np.zeros((n, n))
@@ -373,6 +394,14 @@ class Champion(chaosbot.Bot):
                     scored *= w
                 self.scores += scored
                 self.meta += (w * self.meta_inc) * self.pick_pay[:, :, o]
+                if self.guarded:
+                    h, r = divmod(self.meta_pick, n)
+                    pts = w * self.pick_pay[h, r, o]
+                    var = w * w * self.draw_free
+                    self.proof_sum += pts
+                    self.proof_var += var
+                    self.recent_sum = RECENT_DECAY * self.recent_sum + pts
+                    self.recent_var = RECENT_DECAY * RECENT_DECAY * self.recent_var + var
         res = self.out[(m - o) % n] if (w > 0 and m >= 0) else 0
         slot = t % FALLBACK_WINDOW
         self.fall_sum += res - self.fall_ring[slot]
@@ -631,10 +660,21 @@ class Champion(chaosbot.Bot):
             else:
                 picks.append((pred_list[var_slot[var]] + var_offset[var]) % n)
         self.pick_pay = self.rot_pay.take(picks, axis=0)
+        best = self.meta_pick = int(self.meta.argmax())
         if self.fall_sum < FALLBACK_AT:
             return rand
-        h, r = divmod(int(self.meta.argmax()), n)
+        if self.guarded and not self._proven():
+            return rand
+        h, r = divmod(best, n)
         return (picks[h] + r) % n
+
+    def _proven(self) -> bool:
+        """Whether the meta layer's picks have beaten chance (see PROOF_Z)."""
+        s, v = self.recent_sum, self.recent_var
+        if s > 0 and s * s > RECENT_Z * RECENT_Z * v:
+            return True
+        s, v = self.proof_sum, self.proof_var
+        return s > 0 and s * s > PROOF_Z * PROOF_Z * v
 
     def _reply_model(self) -> np.ndarray:
         """f[x][y]: their reply y after being shown x, smoothed toward their mix."""
