@@ -770,6 +770,8 @@ class Match:
         writer = self.writer
         write_record = writer.write
         recording = writer.path is not None
+        # A lean writer only hashes the turns sent: they need no msgspec.Raw wrapper.
+        turns_as_bytes = writer.turns_as_bytes
         pending: Step | None = None
         backlog: list[Step] = []  # earlier steps' records not yet written (_record_batch)
         checkpoint_at = PROGRESS_EVERY
@@ -883,7 +885,7 @@ class Match:
                 if recording:
                     pending = Step(
                         step,
-                        [Raw(obs0), Raw(obs1)],
+                        [obs0, obs1] if turns_as_bytes else [Raw(obs0), Raw(obs1)],
                         [a0, a1],
                         [int(took0 * 1e6), int(took1 * 1e6)],
                         [None, None],

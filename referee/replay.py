@@ -81,7 +81,8 @@ class Step(msgspec.Struct, tag="step", tag_field="type", omit_defaults=True):
 
     n: int
     # Writers put pre-encoded msgspec.Raw values here (the turn exactly as sent, the
-    # decoded action re-encoded); readers get plain JSON values (dicts, lists, None).
+    # decoded action re-encoded; a lean writer also takes the turns as bytes:
+    # ReplayWriter.turns_as_bytes); readers get plain JSON values (dicts, lists, None).
     obs: list[Any]  # per seat: the turn message sent, null if the seat was not asked
     act: list[Any]  # per seat: the action taken, null if not asked or faulted
     us: list[int | None]  # reply latency in microseconds
@@ -130,7 +131,7 @@ class _LeanStepOut(msgspec.Struct, tag="step", tag_field="type", omit_defaults=T
     built from positional fields (the usual case: every turn derivable)."""
 
     n: int
-    act: list[Any] | msgspec.Raw  # Raw: a two-seat array encoded once (LeanSteps._pair)
+    act: list[Any] | msgspec.Raw  # Raw: a two-seat array encoded once (LeanSteps.pair)
     us: list[int | None]
     fault: list[Fault | None]
     out: Any
@@ -139,6 +140,8 @@ class _LeanStepOut(msgspec.Struct, tag="step", tag_field="type", omit_defaults=T
 Record = Header | Step | Event | Footer
 
 _encoder = msgspec.json.Encoder()
+_encode_lean = msgspec.json.Encoder().encode
+_sha256 = hashlib.sha256
 _record_decoder = msgspec.json.Decoder(Record)
 
 
@@ -285,6 +288,17 @@ class LeanSteps:
         # two-seat game): their lean ``act`` array, encoded once per distinct pair.
         self._action_type = game.action_type
         self._pairs: dict[tuple[Any, Any], msgspec.Raw] = {}
+        # What ``ReplayWriter.write`` needs to encode such a step on its own flat path:
+        # (the pair memo, the action type, the echo field's getter, the getter of the
+        # other fields: the memo key's halves); None where no step can take it.
+        self.two_seat: tuple[dict[tuple[Any, Any], msgspec.Raw], type, Any, Any] | None = None
+        if game.seats == 2 and not self.keep_obs and self.actions._rest_of is not None:
+            self.two_seat = (
+                self._pairs,
+                game.action_type,
+                self.actions._echo_of,
+                self.actions._rest_of,
+            )
 
     def encode(self, step: Step) -> bytes:
         """The lean body, without ``h``."""
@@ -293,18 +307,19 @@ class LeanSteps:
         if not self.keep_obs and len(act) == 2:
             a0, a1 = act
             if type(a0) is self._action_type and type(a1) is self._action_type:
-                pair = self._pair(a0, a1, n)
+                pair = self.pair(a0, a1, n)
                 if pair is not None:
                     return self._encode(_LeanStepOut(n, pair, step.us, step.fault, step.out))
         lean_action = self.actions.lean
         acts = [a if a is None or type(a) is msgspec.Raw else lean_action(a, n) for a in act]
         if not self.keep_obs:
             return self._encode(_LeanStepOut(n, acts, step.us, step.fault, step.out))
+        sent = [o if o is None or type(o) is msgspec.Raw else msgspec.Raw(o) for o in step.obs]
         return self._encode(
-            LeanStep(n=n, sent=step.obs, act=acts, us=step.us, fault=step.fault, out=step.out)
+            LeanStep(n=n, sent=sent, act=acts, us=step.us, fault=step.fault, out=step.out)
         )
 
-    def _pair(self, a0: Any, a1: Any, n: int) -> msgspec.Raw | None:
+    def pair(self, a0: Any, a1: Any, n: int) -> msgspec.Raw | None:
         """The lean ``act`` array of two actions that both echo step ``n`` (nearly
         every step of a two-seat game), encoded once per distinct pair; None if
         either does not echo it."""
@@ -338,6 +353,10 @@ class ReplayWriter:
         self, path: Path | None, flush_s: float = 0.25, game: Game[Any] | None = None
     ) -> None:
         self._lean = LeanSteps(game) if game is not None else None
+        self._two_seat = self._lean.two_seat if self._lean is not None else None
+        # A step's turns may be given as bytes rather than msgspec.Raw: a lean writer
+        # only hashes them (or wraps them where it stores them).
+        self.turns_as_bytes = self._lean is not None
         # The minor format version the header must announce.
         self.format_minor = FORMAT_MINOR if game is not None else 0
         self.path = path
@@ -356,22 +375,45 @@ class ReplayWriter:
         self.lines = 0
 
     def write(self, record: Record) -> bytes:
-        # Called once per step: chain_line and write_sealed inlined (same bytes).
-        if self._lean is not None and type(record) is Step:
-            # The hash seals the lean line and, after it, the turn lines sent.
-            body = self._lean.encode(record)
-            obs = record.obs
-            if len(obs) == 2 and obs[0] is not None and obs[1] is not None:
-                sealed = b"".join((self._prev, body, obs[0], b"\n", obs[1], b"\n"))
+        # Called once per step, so chain_line, write_sealed and, for the usual step of
+        # a two-seat game (both actions echo the step number), LeanSteps.encode are
+        # inlined here: the same bytes in far fewer bytecodes.
+        two_seat = self._two_seat
+        if two_seat is not None and type(record) is Step:
+            pairs, action_type, echo_of, rest_of = two_seat
+            n = record.n
+            a0, a1 = record.act
+            if (
+                type(a0) is action_type
+                and type(a1) is action_type
+                and type(e0 := echo_of(a0)) is int
+                and type(e1 := echo_of(a1)) is int
+                and e0 == n
+                and e1 == n
+            ):
+                try:
+                    pair = pairs[rest_of(a0), rest_of(a1)]
+                except (KeyError, TypeError):  # not remembered yet, or not hashable
+                    pair = self._lean.pair(a0, a1, n)  # type: ignore[union-attr,assignment]
+                body = _encode_lean(_LeanStepOut(n, pair, record.us, record.fault, record.out))
             else:
+                body = self._lean.encode(record)  # type: ignore[union-attr]
+            # The hash seals the lean line and, after it, the turn lines sent.
+            obs = record.obs
+            try:
+                sealed = b"".join((self._prev, body, obs[0], b"\n", obs[1], b"\n"))
+            except TypeError:  # a seat not asked
                 sealed = self._prev + body + turn_lines(obs)
-            h = hashlib.sha256(sealed).hexdigest()[:HASH_HEX].encode()
+        elif self._lean is not None and type(record) is Step:
+            body = self._lean.encode(record)
+            sealed = self._prev + body + turn_lines(record.obs)
         else:
             body = _encoder.encode(record)
-            h = hashlib.sha256(self._prev + body).hexdigest()[:HASH_HEX].encode()
-        line = body[:-1] + _H_PREFIX + h + b'"}\n'
+            sealed = self._prev + body
+        h = _sha256(sealed).hexdigest()[:32].encode()  # HASH_HEX digits
+        line = b"".join((body[:-1], _H_PREFIX, h, b'"}\n'))
         self._prev = h
-        self.lines += 1
+        lines = self.lines = self.lines + 1
         raw = self._raw
         if raw is not None:
             if self._gz is not None:
@@ -379,7 +421,7 @@ class ReplayWriter:
             else:
                 raw.write(line)
             # Look at the clock only every 64 lines: a flush every ~0.25 s is plenty.
-            if not self.lines & 63:
+            if not lines & 63:
                 self._maybe_flush()
         return line
 

@@ -22,6 +22,7 @@ from referee.replay import (
     LeanActions,
     LeanStep,
     LeanSteps,
+    ReplayWriter,
     Step,
     chain_line,
     expand_lines,
@@ -326,3 +327,62 @@ def test_a_remembered_pair_of_actions_encodes_as_the_actions_one_by_one():
                 }
             )
             assert steps.encode(step) == want, n
+
+
+def test_the_writers_two_seat_path_writes_the_bytes_of_the_general_one():
+    # ReplayWriter.write encodes the usual two-seat step on a flat path of its own;
+    # each line must be the general encoding (LeanSteps.encode without the pair memo,
+    # the turns hashed after it), for every kind of echo, turns as Raw or as bytes.
+    game = ChaosLeague()
+    writer = ReplayWriter(None, game=game)
+    one_by_one = LeanActions(Action, "round").lean
+    state = game.new_state(5)
+    kinds = [
+        lambda n, m: Action(m, round=n),
+        lambda n, m: Action(m),
+        lambda n, m: Action(m, round=n + 1),
+        lambda n, m: Action(m, True, "spock", n),
+        lambda n, m: Action(m, round=True),  # equal to 1, but not the step number
+        lambda n, m: None,  # faulted
+    ]
+    prev = b""
+    for n in (1, 2, 1, 7):  # each pair twice: once encoded, once remembered
+        for k0, k1 in itertools.product(kinds, kinds):
+            a0, a1 = k0(n, MOVES[n % 5]), k1(n, MOVES[(n * 3) % 5])
+            out = game.resolve(state, [a0, a1])
+            turns = [b'{"type":"turn","round":%d}' % n, b'{"type":"turn","round":%d,"x":1}' % n]
+            acts = [a if a is None else msgspec.Raw(one_by_one(a, n)) for a in (a0, a1)]
+            body = msgspec.json.encode(
+                {
+                    "type": "step",
+                    "n": n,
+                    "act": acts,
+                    "us": [n, 3],
+                    "fault": [None, None],
+                    "out": out,
+                }
+            )
+            for obs in (turns, [msgspec.Raw(t) for t in turns]):
+                line, prev = _sealed_step(prev, body, turns[0] + b"\n" + turns[1] + b"\n")
+                step = Step(n, list(obs), [a0, a1], [n, 3], [None, None], out)
+                assert writer.write(step) == line, (n, a0, a1)
+    # A seat not asked: its turn is hashed as null.
+    step = Step(9, [turns[0], None], [Action("rock", round=9), None], [1, None], [None, None], out)
+    body = msgspec.json.encode(
+        {
+            "type": "step",
+            "n": 9,
+            "act": [msgspec.Raw(b'{"real_move":"rock"}'), None],
+            "us": [1, None],
+            "fault": [None, None],
+            "out": out,
+        }
+    )
+    line, prev = _sealed_step(prev, body, turns[0] + b"\nnull\n")
+    assert writer.write(step) == line
+
+
+def _sealed_step(prev: bytes, body: bytes, turns: bytes) -> tuple[bytes, bytes]:
+    """A format 1.2 step line as protocol/replay-format.md defines it, and its h."""
+    h = hashlib.sha256(prev + body + turns).hexdigest()[:32].encode()
+    return body[:-1] + b',"h":"' + h + b'"}\n', h
