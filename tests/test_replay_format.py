@@ -297,6 +297,16 @@ def test_a_lean_action_drops_the_echo_only_when_it_is_the_step_number():
     )
 
 
+# Actions of step n with move m, one for every kind of round echo.
+ECHO_KINDS = [
+    lambda n, m: Action(m, round=n),
+    lambda n, m: Action(m),
+    lambda n, m: Action(m, round=n + 1),
+    lambda n, m: Action(m, True, "spock", n),
+    lambda n, m: Action(m, round=True),  # equal to 1, but not the step number
+]
+
+
 def test_a_remembered_pair_of_actions_encodes_as_the_actions_one_by_one():
     # LeanSteps encodes the usual two-seat step through a memo of action pairs; the
     # bytes must be those of encoding each action on its own, for every kind of echo.
@@ -304,13 +314,7 @@ def test_a_remembered_pair_of_actions_encodes_as_the_actions_one_by_one():
     steps = LeanSteps(game)
     one_by_one = LeanActions(Action, "round").lean
     state = game.new_state(3)
-    kinds = [
-        lambda n, m: Action(m, round=n),
-        lambda n, m: Action(m),
-        lambda n, m: Action(m, round=n + 1),
-        lambda n, m: Action(m, True, "spock", n),
-        lambda n, m: Action(m, round=True),  # equal to 1, but not the step number
-    ]
+    kinds = ECHO_KINDS
     for n in (1, 2, 1, 7):  # each pair twice: once encoded, once remembered
         for k0, k1 in itertools.product(kinds, kinds):
             a0, a1 = k0(n, MOVES[n % 5]), k1(n, MOVES[(n * 3) % 5])
@@ -337,14 +341,7 @@ def test_the_writers_two_seat_path_writes_the_bytes_of_the_general_one():
     writer = ReplayWriter(None, game=game)
     one_by_one = LeanActions(Action, "round").lean
     state = game.new_state(5)
-    kinds = [
-        lambda n, m: Action(m, round=n),
-        lambda n, m: Action(m),
-        lambda n, m: Action(m, round=n + 1),
-        lambda n, m: Action(m, True, "spock", n),
-        lambda n, m: Action(m, round=True),  # equal to 1, but not the step number
-        lambda n, m: None,  # faulted
-    ]
+    kinds = [*ECHO_KINDS, lambda n, m: None]  # and a faulted seat
     prev = b""
     for n in (1, 2, 1, 7):  # each pair twice: once encoded, once remembered
         for k0, k1 in itertools.product(kinds, kinds):
