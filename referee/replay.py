@@ -410,7 +410,7 @@ class ReplayWriter:
         else:
             body = _encoder.encode(record)
             sealed = self._prev + body
-        h = _sha256(sealed).hexdigest()[:32].encode()  # HASH_HEX digits
+        h = _sha256(sealed).hexdigest()[:HASH_HEX].encode()
         line = b"".join((body[:-1], _H_PREFIX, h, b'"}\n'))
         self._prev = h
         lines = self.lines = self.lines + 1
