@@ -447,6 +447,25 @@ def test_champion_spends_nothing_on_bots_that_ignore_history(
     assert result["spent"][0] == 0, result["spent"]
 
 
+def test_champion_gives_a_random_opponent_no_pattern_to_exploit(champ) -> None:
+    # Against random nothing predicts; in Chaos League, whose score charges moves a
+    # hindsight exploiter could read, the champion then plays random moves itself
+    # rather than the meta layer's unproven pick. (These seeds: charged 0.04 before.)
+    from referee.games.chaos import MOVE_INDEX, ChaosHistory
+    from referee.games.chaos_scoring import explain
+
+    cb, cls = champ["chaosbot"], champ["champion"].Champion
+    rounds = 4000
+    for seeds in ((4, 5), (8, 9)):
+        result = cb.play(
+            champ["random_bot"].RandomBot, cls, game="chaos", rounds=rounds, seeds=seeds
+        )
+        codes = bytes(MOVE_INDEX[x] * 6 + MOVE_INDEX[y] for x, y in result["real"])
+        seat = explain(ChaosHistory(codes, [], 50, rounds, (False, False), 5))[1]
+        assert result["spent"] == [0, 0], result["spent"]
+        assert seat["exploitability"] == 0.0, (seeds, seat)
+
+
 def seat0_shadow_rounds(result: dict) -> list[int]:
     """The 0-based rounds in which seat 0 showed a move other than the one it played."""
     pairs = zip(result["real"], result["shown"], strict=True)
