@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import random
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +12,7 @@ import msgspec
 import numpy as np
 import pytest
 import trio
+import trio.testing
 
 from referee.server import app as server_app
 from referee.server.db import Store
@@ -109,9 +109,10 @@ def test_readers_of_one_match_share_its_replay_check(
     row = msgspec.structs.replace(row, replay="replays/m1.jsonl")
     checked: list[Path] = []
     lock = threading.Lock()
+    release = threading.Event()  # set once every reader has arrived and is waiting
 
     def slow_check(path: Path) -> str:
-        time.sleep(0.05)
+        release.wait(30)
         with lock:
             checked.append(path)
         return "OK: checked"
@@ -127,6 +128,8 @@ def test_readers_of_one_match_share_its_replay_check(
         async with trio.open_nursery() as nursery:
             for _ in range(20):
                 nursery.start_soon(read)
+            await trio.testing.wait_all_tasks_blocked()
+            release.set()
 
     trio.run(main)
     assert checked == [tmp_path / "replays/m1.jsonl"]
