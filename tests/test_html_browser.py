@@ -19,7 +19,7 @@ import zlib
 from pathlib import Path
 
 import pytest
-from conftest import needs
+from conftest import needs, run_cli
 from test_verify import build_replay, default_strategy
 
 from referee.games.chaos import Action
@@ -107,6 +107,25 @@ def test_plots_draw_and_table_shows_rounds(report: Path, tmp_path: Path) -> None
     first = dom[dom.index('<tr data-i="0"') :]
     first = first[: first.index("</tr>")]
     assert first.count("<td>HIGH</td>") == 2
+
+
+def test_a_match_of_no_rounds_says_so(tmp_path: Path) -> None:
+    # A bot that dies at start-up, through the real CLI: no empty plot frames or
+    # table, a line instead.
+    dead = tmp_path / "dead.sh"
+    dead.write_text("#!/bin/sh\nexit 3\n")
+    dead.chmod(0o755)
+    replay = tmp_path / "none.jsonl"
+    proc = run_cli("match", str(dead), "rock", "--replay", str(replay), "--quiet")
+    assert proc.returncode == 3 and replay.exists(), proc.stderr
+    page = tmp_path / "none.html"
+    write_html(load_view(replay), page)
+    dom = browser(tmp_path / "profile", "--dump-dom", page.as_uri()).stdout
+    status = status_of(dom)
+    assert status["ready"] == "yes" and "error" not in status, status
+    assert status["rounds"] == "0"
+    assert "No rounds were played: nothing to plot." in dom
+    assert "No rounds were played.</p>" in dom
 
 
 def test_link_to_a_shadow_round_highlights_it(report: Path, tmp_path: Path) -> None:

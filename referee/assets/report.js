@@ -505,6 +505,23 @@
         .map((s) => label(s) + ": " + (us[2 * i + s] === NO_US ? "no reply" : (us[2 * i + s] / 1000).toFixed(3) + " ms"))
         .join("\n")
   );
+  if (N === 0) {
+    // Nothing was played (a bot failed before round 1): say so instead of showing
+    // empty frames and an empty table.
+    const say = (after, text) => {
+      const p = document.createElement("p");
+      p.className = "sub";
+      p.textContent = text;
+      after.after(p);
+    };
+    plots.forEach((p) => (p.box.style.display = "none"));
+    say(document.getElementById("plots"), "No rounds were played: nothing to plot.");
+    const rounds = document.getElementById("rounds");
+    for (let e = rounds.nextElementSibling; e && e.id !== "tip"; e = e.nextElementSibling) {
+      e.style.display = "none";
+    }
+    say(rounds, "No rounds were played.");
+  }
   const winSel = document.getElementById("win");
   for (const w of [20, 50, 100, 200, 500, 1000, 2000]) {
     const o = document.createElement("option");
@@ -637,6 +654,7 @@
   // ---- start ---------------------------------------------------------------------
   function inkOf(canvas) {
     // Non-blank pixels of a canvas: the browser test's proof that something was drawn.
+    if (!canvas.width || !canvas.height) return 0; // a hidden plot (no rounds)
     const ctx = canvas.getContext("2d");
     const px = ctx.getImageData(0, 0, canvas.width, canvas.height).data;
     let ink = 0;
