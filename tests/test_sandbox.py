@@ -512,27 +512,37 @@ def test_tree_usage_sees_a_grandchilds_memory_and_cpu(
 
 # A setsid daemon that leaves the bot's tree; "ghost" also ends its main thread with
 # pthread_exit while another thread sleeps on, so that its /proc entry shows a zombie.
+# The bot waits for its daemon to have spoken before it exits: in a PID namespace the
+# bot's exit ends the namespace, and a daemon not yet scheduled would die silent.
 ESCAPEES = {
     "plain": """
         import os, time
+        spoke, said = os.pipe()
         if os.fork() == 0:
             if os.fork() == 0:
                 os.setsid()
                 print("daemon", os.getpid(), flush=True)
+                os.write(said, b"!")
                 time.sleep(600)
             os._exit(0)
+        os.close(said)
         os.wait()
+        os.read(spoke, 1)
     """,
     "ghost": """
         import ctypes, os, threading, time
+        spoke, said = os.pipe()
         if os.fork() == 0:
             if os.fork() == 0:
                 os.setsid()
                 threading.Thread(target=time.sleep, args=(600,)).start()
                 print("daemon", os.getpid(), flush=True)
+                os.write(said, b"!")
                 ctypes.CDLL(None).pthread_exit(None)
             os._exit(0)
+        os.close(said)
         os.wait()
+        os.read(spoke, 1)
     """,
 }
 
