@@ -182,3 +182,17 @@ def test_warm_up_makes_the_first_readers_pages_before_the_server_listens(tmp_pat
     # Made for this ladder generation: the first reader gets it as it is.
     assert f"/matches/{mid}?" in site.cache
     store.close()
+
+
+def test_an_idle_connection_outlives_the_clients_own_expiry() -> None:
+    """A server that closes idle connections no later than its clients do races them:
+    a request sent as the server closes is lost without a response."""
+    import httpx
+
+    from referee.server.command import http_config
+
+    config = http_config("127.0.0.1", 8080)
+    client_expiry = httpx.Limits().keepalive_expiry
+    assert client_expiry is not None
+    assert config.keep_alive_timeout >= 2 * client_expiry
+    assert config.bind == ["127.0.0.1:8080"] and config.backlog >= 1024

@@ -10,7 +10,7 @@ import signal
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -18,12 +18,37 @@ from ..errors import CliError
 from ..options import add_replay_format_argument, positive_int
 from ..tournament.config import ConfigError
 
+if TYPE_CHECKING:
+    from hypercorn.config import Config
+
 # Connections the kernel holds for the server before it accepts them (it caps this
 # at net.core.somaxconn).
 LISTEN_BACKLOG = 1024
+# How long an idle keep-alive connection stays open. It must outlast the client's own
+# expiry (5 s in httpx and most libraries): with equal timers the server could close
+# a connection just as the client sends its next request on it, a request then lost
+# without a response ("server disconnected").
+KEEP_ALIVE_SECONDS = 30.0
 # How many times Python's default allocations between young collections the server
 # allows (see quiet_garbage_collector).
 GC_YOUNG_FACTOR = 10
+
+
+def http_config(host: str, port: int) -> Config:
+    """The web server's settings."""
+    from hypercorn.config import Config
+
+    config = Config()
+    config.bind = [f"{host}:{port}"]
+    config.accesslog = None
+    config.errorlog = "-"
+    config.graceful_timeout = 2.0
+    config.keep_alive_timeout = KEEP_ALIVE_SECONDS
+    # Readers that connect at once while the loop is busy wait in the kernel's accept
+    # queue; with hypercorn's default of 100 a burst overflows it and the kernel drops
+    # their SYNs, which clients resend only after a second or more.
+    config.backlog = LISTEN_BACKLOG
+    return config
 
 
 def configure(p: argparse.ArgumentParser) -> None:
@@ -178,7 +203,6 @@ def _serve(store: Any, cfg: Any, data_dir: Path, args: argparse.Namespace) -> in
     cluster = _cluster_executor(args.cluster or cfg.cluster, args.jobs)
 
     async def main() -> None:
-        from hypercorn.config import Config
         from hypercorn.trio import serve
 
         # Every match the server plays runs at ladder.nice below the server itself,
@@ -197,15 +221,7 @@ def _serve(store: Any, cfg: Any, data_dir: Path, args: argparse.Namespace) -> in
         if finals_state == "complete":
             load_finished(site, data_dir)
         app = build_app(site)
-        hconfig = Config()
-        hconfig.bind = [f"{args.host}:{args.port}"]
-        hconfig.accesslog = None
-        hconfig.errorlog = "-"
-        hconfig.graceful_timeout = 2.0
-        # Readers that connect at once while the loop is busy wait in the kernel's
-        # accept queue; with hypercorn's default of 100 a burst overflows it and the
-        # kernel drops their SYNs, which clients resend only after a second or more.
-        hconfig.backlog = LISTEN_BACKLOG
+        hconfig = http_config(args.host, args.port)
         try:
             async with trio.open_nursery() as nursery:
 
