@@ -14,6 +14,7 @@ from __future__ import annotations
 import io
 import re
 import shutil
+import socket
 import tarfile
 import zipfile
 from collections.abc import Iterator
@@ -259,6 +260,27 @@ def test_limits_and_tokens(server: Server, tmp_path: Path) -> None:
         for _ in range(13)
     ]
     assert codes == [400] * 12 + [429]
+
+
+def test_a_refusal_before_the_body_says_the_connection_closes(server: Server) -> None:
+    """A refusal sent before the request's body arrived ends the connection (the server
+    cannot tell where the next request would start), so it must say so: a client that
+    reused the connection would lose its next request without a response."""
+    host, port = server.url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=30) as conn:
+        head = f"POST /api/submit HTTP/1.1\r\nHost: {host}\r\nContent-Length: 4\r\n\r\n"
+        conn.sendall(head.encode())  # the body is held back: the refusal comes first
+        reply = b""
+        while b"\r\n\r\n" not in reply:
+            chunk = conn.recv(4096)
+            assert chunk, reply
+            reply += chunk
+        status, *headers = reply.split(b"\r\n\r\n")[0].decode().split("\r\n")
+        assert status.startswith("HTTP/1.1 401"), status
+        assert "connection: close" in [h.lower() for h in headers], headers
+    # A GET's error leaves the connection open for the next request.
+    first = server.client.get("/api/matches/999999")
+    assert first.status_code == 404 and "connection" not in first.headers
 
 
 def test_one_competitor_cannot_take_anothers_bot_name(

@@ -737,10 +737,22 @@ def build_app(site: Site) -> Any:
     async def http_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, HTTPException)
         if request.url.path.startswith("/api/"):
-            return JSONResponse({"error": exc.detail}, status_code=exc.status_code)
-        return site.page(
-            request, "error.html", status=exc.status_code, code=exc.status_code, detail=exc.detail
-        )
+            response: Response = JSONResponse({"error": exc.detail}, status_code=exc.status_code)
+        else:
+            response = site.page(
+                request,
+                "error.html",
+                status=exc.status_code,
+                code=exc.status_code,
+                detail=exc.detail,
+            )
+        if _carries_body(request):
+            # A refusal may come before the body was read (a bad token, a declared size
+            # over the limit). The server then closes the connection, as it cannot find
+            # where the next request starts; the header says so, or a client that
+            # reuses the connection loses its next request.
+            response.headers["connection"] = "close"
+        return response
 
     routes = [
         Route("/", index),
@@ -773,6 +785,11 @@ def build_app(site: Site) -> Any:
             await application(scope, receive, send)
 
     return app
+
+
+def _carries_body(request: Request) -> bool:
+    length = request.headers.get("content-length", "0")
+    return "transfer-encoding" in request.headers or length != "0"
 
 
 async def warm_up(site: Site, app: Any) -> list[tuple[str, int]]:
