@@ -23,14 +23,17 @@ bots:
 ## tests/conftest.py, longest first, not pytest-xdist's own by count), then the tests that
 ## measure CPU or latency, alone. The suite starts hundreds of referee and bot processes:
 ## their modules' bytecode is compiled first, as for bench, so that none of them compiles
-## it again when PYTHONDONTWRITEBYTECODE is set.
+## it again when PYTHONDONTWRITEBYTECODE is set. The second run reads only the files
+## that mark tests alone: collecting every file again would cost seconds on its own.
+ALONE_FILES = $(shell grep -l 'pytest.mark.alone' tests/test_*.py)
+
 test: venv bots
 	$(PY) -m ruff check referee tests bench sample_bots
 	$(PY) -m ruff format --check referee tests bench sample_bots
 	$(PY) -m mypy referee
 	$(PY) -m compileall -q referee sample_bots/python tests/zoo
 	$(PY) -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder -m "not alone"
-	$(PY) -m pytest -q -m alone
+	$(PY) -m pytest -q -m alone $(ALONE_FILES)
 
 lint: venv
 	$(PY) -m ruff check referee tests bench sample_bots

@@ -56,16 +56,18 @@ def test_a_cpu_hog_cannot_slow_its_opponent_beyond_its_share(layer: str) -> None
         if layer in CI_REQUIRED_LAYERS:
             skip_or_fail(reason)
         pytest.skip(reason)
-    idle_s, idle = _match(layer, "rock.py")
     hog_s, hogged = _match(layer, "cpu_hog.py")
     thinker, hog = (next(s["verdict"] for s in hogged["seats"] if s["seat"] == i) for i in (0, 1))
-    print(f"{layer}: against an idle bot {idle_s:.2f} s, against the hog {hog_s:.2f} s; "
-          f"hog verdict {hog.get('status', 'ok')}")  # fmt: skip
-    assert idle["reason"] == "complete"
+    print(f"{layer}: against the hog {hog_s:.2f} s; hog verdict {hog.get('status', 'ok')}")
     assert thinker.get("status", "ok") == "ok", thinker
-    assert hog_s <= 1.5 * idle_s or (
-        hog.get("status") == "cpu_share" and hog.get("disqualified")
-    ), (idle_s, hog_s, hog)
+    if hog.get("status") == "cpu_share" and hog.get("disqualified"):
+        return  # stopped by the watchdog: its opponent was not slowed for long
+    # Not stopped: then it must not have slowed its opponent beyond its share. The
+    # match against an idle bot (measured only here: it takes seconds) is the yardstick.
+    idle_s, idle = _match(layer, "rock.py")
+    print(f"{layer}: against an idle bot {idle_s:.2f} s")
+    assert idle["reason"] == "complete"
+    assert hog_s <= 1.5 * idle_s, (idle_s, hog_s, hog)
 
 
 @ONE_CPU
