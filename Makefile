@@ -24,7 +24,8 @@ bots:
 ## measure CPU or latency, alone. The suite starts hundreds of referee and bot processes:
 ## their modules' bytecode is compiled first, as for bench, so that none of them compiles
 ## it again when PYTHONDONTWRITEBYTECODE is set. The second run reads only the files
-## that mark tests alone: collecting every file again would cost seconds on its own.
+## that mark tests alone: collecting every file again would cost seconds on its own;
+## nor does it load Hypothesis's plugin, which none of them uses (a second to import).
 ALONE_FILES = $(shell grep -l 'pytest.mark.alone' tests/test_*.py)
 
 test: venv bots
@@ -33,7 +34,7 @@ test: venv bots
 	$(PY) -m mypy referee
 	$(PY) -m compileall -q referee sample_bots/python tests/zoo
 	$(PY) -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder -m "not alone"
-	$(PY) -m pytest -q -m alone $(ALONE_FILES)
+	$(PY) -m pytest -q -p no:hypothesispytest -m alone $(ALONE_FILES)
 
 lint: venv
 	$(PY) -m ruff check referee tests bench sample_bots

@@ -41,8 +41,11 @@ def child_pytest(tests: tuple[str, ...], path: str, ci: bool) -> subprocess.Comp
     env["PATH"] = path
     if ci:
         env["CI"] = "true"
+    # Without Hypothesis's plugin, which these tests do not use: it imports all of
+    # Hypothesis, a second of each child's start-up.
+    argv = [sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider"]
     return subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", *tests],
+        [*argv, "-p", "no:hypothesispytest", *tests],
         capture_output=True,
         text=True,
         timeout=300,
