@@ -23,18 +23,22 @@ bots:
 ## tests/conftest.py, longest first, not pytest-xdist's own by count), then the tests that
 ## measure CPU or latency, alone. The suite starts hundreds of referee and bot processes:
 ## their modules' bytecode is compiled first, as for bench, so that none of them compiles
-## it again when PYTHONDONTWRITEBYTECODE is set. The second run reads only the files
-## that mark tests alone: collecting every file again would cost seconds on its own;
-## nor does it load Hypothesis's plugin, which none of them uses (a second to import).
+## it again when PYTHONDONTWRITEBYTECODE is set. The plugins pytest loads are named, not
+## found: pytest rewrites the asserts of every module of a plugin it finds installed
+## (Hypothesis's and anyio's whole packages), again in each process when
+## PYTHONDONTWRITEBYTECODE keeps it from caching them. The second run reads only the
+## files that mark tests alone, without Hypothesis, which none of them uses.
 ALONE_FILES = $(shell grep -l 'pytest.mark.alone' tests/test_*.py)
+PYTEST := PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 $(PY) -m pytest -q
 
 test: venv bots
 	$(PY) -m ruff check referee tests bench sample_bots
 	$(PY) -m ruff format --check referee tests bench sample_bots
 	$(PY) -m mypy referee
 	$(PY) -m compileall -q referee sample_bots/python tests/zoo
-	$(PY) -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder -m "not alone"
-	$(PY) -m pytest -q -p no:hypothesispytest -m alone $(ALONE_FILES)
+	$(PYTEST) -p xdist.plugin -p _hypothesis_pytestplugin \
+		-n 2 --dist loadfile --no-loadscope-reorder -m "not alone"
+	$(PYTEST) -m alone $(ALONE_FILES)
 
 lint: venv
 	$(PY) -m ruff check referee tests bench sample_bots
