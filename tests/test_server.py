@@ -587,7 +587,8 @@ def test_browser_signs_up_uploads_and_watches_a_replay(server: Server, tmp_path:
         driver.get(server.url + "/signup")
         driver.find_element(By.NAME, "name").send_keys("browser-user")
         driver.find_element(By.CSS_SELECTOR, "form[action='/signup'] button").click()
-        assert driver.find_element(By.ID, "token").text.startswith("rt_")
+        # After a click, wait for the next page: a busy machine may not have loaded it yet.
+        assert wait.until(lambda d: d.find_element(By.ID, "token")).text.startswith("rt_")
         driver.get(server.url + "/me")
         bot = tmp_path / "cbot"
         bot.write_bytes((SAMPLES / "bin" / "cycler_c").read_bytes())
@@ -609,8 +610,9 @@ def test_browser_signs_up_uploads_and_watches_a_replay(server: Server, tmp_path:
 
         mid = wait_for(browser_bot_match, 180, "a ladder match of browser-bot")
         link.click()
-        driver.find_element(By.CSS_SELECTOR, f"a[href='/matches/{mid}']").click()
-        assert "OK:" in driver.find_element(By.ID, "verify").text
+        wait.until(lambda d: d.current_url.endswith("/bots/browser-bot"))
+        wait.until(lambda d: d.find_element(By.CSS_SELECTOR, f"a[href='/matches/{mid}']")).click()
+        assert "OK:" in wait.until(lambda d: d.find_element(By.ID, "verify")).text
         driver.switch_to.frame(driver.find_element(By.ID, "viewer"))
         status = wait.until(
             lambda d: (
