@@ -29,7 +29,7 @@ from serverkit import SAMPLES, Server, wait_for, write_config
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     base = tmp_path_factory.mktemp("serve")
-    srv = Server(write_config(base, mode="open", parallel=2, per_hour=12), base / "data")
+    srv = Server(write_config(base, mode="open", parallel=1, per_hour=12), base / "data")
     try:
         yield srv
     finally:
