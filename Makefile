@@ -18,13 +18,15 @@ venv: $(STAMP)
 bots:
 	$(MAKE) -C sample_bots
 
-## Lint, format check, type check, then the whole test suite: two test files at a time
-## (each file on one worker, so its module fixtures are made once; in the order of
-## tests/conftest.py, longest first, not pytest-xdist's own by count), then the tests that
-## measure CPU or latency, alone. The suite starts hundreds of referee and bot processes:
-## their modules' bytecode is compiled first, as for bench, so that none of them compiles
-## it again when PYTHONDONTWRITEBYTECODE is set. The plugins pytest loads are named, not
-## found: pytest rewrites the asserts of every module of a plugin it finds installed
+## Lint and format check, then the whole test suite: two test files at a time (each
+## file on one worker, so its module fixtures are made once; in the order of
+## tests/conftest.py, longest first, not pytest-xdist's own by count), with the type
+## check beside it at a lower priority (that run leaves some CPU idle while servers,
+## browsers and clusters start), then the tests that measure CPU or latency, alone.
+## The suite starts hundreds of referee and bot processes: their modules' bytecode is
+## compiled first, as for bench, so that none of them compiles it again when
+## PYTHONDONTWRITEBYTECODE is set. The plugins pytest loads are named, not found:
+## pytest rewrites the asserts of every module of a plugin it finds installed
 ## (Hypothesis's and anyio's whole packages), again in each process when
 ## PYTHONDONTWRITEBYTECODE keeps it from caching them. The second run reads only the
 ## files that mark tests alone, without Hypothesis, which none of them uses.
@@ -34,10 +36,11 @@ PYTEST := PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 $(PY) -m pytest -q
 test: venv bots
 	$(PY) -m ruff check referee tests bench sample_bots
 	$(PY) -m ruff format --check referee tests bench sample_bots
-	$(PY) -m mypy referee
 	$(PY) -m compileall -q referee sample_bots/python tests/zoo
+	nice -n 10 $(PY) -m mypy referee > $(VENV)/mypy.out 2>&1 & mypy=$$!; \
 	$(PYTEST) -p xdist.plugin -p _hypothesis_pytestplugin \
-		-n 2 --dist loadfile --no-loadscope-reorder -m "not alone"
+		-n 2 --dist loadfile --no-loadscope-reorder -m "not alone"; tests=$$?; \
+	wait $$mypy; typed=$$?; cat $(VENV)/mypy.out; [ $$tests = 0 ] && [ $$typed = 0 ]
 	$(PYTEST) -m alone $(ALONE_FILES)
 
 lint: venv
