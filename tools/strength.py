@@ -97,8 +97,21 @@ def catalog(game: str) -> list[str]:
     return [b["name"] for b in _catalog() if game in b["games"]]
 
 
+def historic_bots(which: str) -> dict[str, type]:
+    """The historic field's bots (sample_bots/python/historic.py): ``report`` is the
+    set the tables report, ``tune`` the set kept for tuning."""
+    import importlib
+
+    if str(PY_BOTS) not in sys.path:
+        sys.path.insert(0, str(PY_BOTS))
+    historic = importlib.import_module("historic")
+    return dict(historic.REPORT if which == "report" else historic.TUNE)
+
+
 def python_class(name: str) -> type | None:
     """The bot class of a Python sample bot (for in-process play), else None."""
+    if name.startswith(("h-", "t-")):
+        return historic_bots("report" if name.startswith("h-") else "tune").get(name)
     entry = next((b for b in _catalog() if b["name"] == name), None)
     if entry is None or entry["language"] != "python" or len(entry["command"]) != 2:
         return None
@@ -182,20 +195,32 @@ def _play_job(job: tuple) -> dict:
     return play(*job)
 
 
-def field_table(game: str, rounds: int, seeds: int, jobs: int) -> None:
-    opponents = catalog(game)
+def field_table(
+    game: str,
+    rounds: int,
+    seeds: int,
+    jobs: int,
+    extra: list[str] | None = None,
+    first_seed: int = 1,
+) -> None:
+    """The subjects against every sample bot of ``game`` (and the ``extra`` bots)."""
+    opponents = catalog(game) + list(extra or [])
     jobs_list = [(s, o, k) for s in SUBJECTS for o in opponents if o != s for k in range(seeds)]
     started, load_before = datetime.datetime.now(datetime.UTC), _load()
     with ProcessPoolExecutor(jobs) as pool:
         rows = list(
-            pool.map(_play_job, [(s, o, game, rounds, k + 1, None) for s, o, k in jobs_list])
+            pool.map(
+                _play_job,
+                [(s, o, game, rounds, first_seed + k, None) for s, o, k in jobs_list],
+            )
         )
     res: dict[tuple[str, str], list[dict]] = {}
     for (s, o, _), r in zip(jobs_list, rows, strict=True):
         res.setdefault((s, o), []).append(r)
     name = "Chaos League" if game == "chaos" else "RoShamBo"
     print(
-        f"\n{name}, {rounds:,} rounds a match, seeds 1..{seeds} (seats alternate): "
+        f"\n{name}, {rounds:,} rounds a match, seeds {first_seed}..{first_seed + seeds - 1} "
+        "(seats alternate): "
         "mean net points per match, 95% interval"
         + (", and mean Final" if game == "chaos" else "")
         + ":\n"
@@ -225,7 +250,7 @@ def field_table(game: str, rounds: int, seeds: int, jobs: int) -> None:
             cells.append(cell)
         print(f"| {o} | " + " | ".join(cells) + " |")
     field = len(opponents) - len(SUBJECTS)
-    print(f"\nMean over the {field} other sample bots (neither subject):")
+    print(f"\nMean over the {field} other bots (neither subject):")
     for s in SUBJECTS:
         print(f"- {s}: {statistics.fmean(means[s]):+.1f} net points per match")
     a, b = (statistics.fmean(means[s]) for s in SUBJECTS)
@@ -428,11 +453,26 @@ def main() -> int:
     p.add_argument("--react-seeds", type=int, default=2)
     p.add_argument("-j", type=int, default=2)
     p.add_argument("--cli", action="store_true", help="every match through referee match")
+    p.add_argument(
+        "--tune", action="store_true", help="historic: the tuning set and seeds, not the reported"
+    )
     args = p.parse_args()
     global IN_PROCESS
     IN_PROCESS = not args.cli
     if "classic" in args.part:
         field_table("roshambo", 1000, args.classic_seeds, args.j)
+    if "historic" in args.part:
+        # The classic field enlarged by the historic bots; --tune plays the tuning
+        # set on seeds 101.. instead of the reported set on seeds 1.. .
+        which = "tune" if args.tune else "report"
+        field_table(
+            "roshambo",
+            1000,
+            args.classic_seeds,
+            args.j,
+            extra=list(historic_bots(which)),
+            first_seed=101 if args.tune else 1,
+        )
     if "chaos" in args.part:
         field_table("chaos", args.chaos_rounds, args.chaos_seeds, args.j)
     if "gain" in args.part:

@@ -23,10 +23,12 @@ mirrored P'.0..2; with five moves all five offsets), and every variant is scored
 by how it would have done against the visible moves, at six decay rates. Each
 rate's best variant is a picker; the pickers and their rotations are scored over
 the match and the best is played; a random fallback when we are being beaten.
-In Chaos League, whose score charges a bot for moves a hindsight exploiter could
-read, the meta layer's pick is played only once it has proven an edge (its
-points, played or not, stand above chance over the match or lately); until then,
-and against an opponent nothing predicts (random), the bot plays random moves.
+The meta layer's pick is played only once it has proven an edge (its points,
+played or not, stand above chance over the match or lately); until then, and
+against an opponent nothing predicts (random), the bot plays random moves. In
+Chaos League this keeps a hindsight exploiter (the score's anti-exploitation
+part) from reading it; in classic RoShamBo it keeps an equally strong predictor
+from taking points off picks that have not earned their place.
 
 Shadows: a bucket drop proves the round before it was a shadow; that visible
 move is masked (not scored, not learned) and the 12 rounds after a drop count
@@ -102,6 +104,11 @@ FALLBACK_AT = -12  # visible score over the last 100 rounds that triggers random
 # stand that many standard deviations above what chance gives.
 PROOF_Z = 1.0  # over the whole match (finds small, lasting edges)
 RECENT_Z = 2.5  # over the recent rounds (finds a large edge quickly)
+# Classic RoShamBo is scored by points alone, but the same guard keeps a strong
+# predicting opponent (one that reads the meta layer's pick as well as we read
+# its moves) from taking points off an unproven pick; there a large recent edge
+# is trusted sooner, since a classic match is ten times shorter.
+CLASSIC_RECENT_Z = 1.5
 RECENT_DECAY = 0.99
 FLOOR = 0.4  # expected credit a token must promise in any case ...
 LOSING_FLOOR = 0.25  # ... and while we are losing lately
@@ -310,7 +317,8 @@ class Champion(chaosbot.Bot):
         self.fall_sum = 0
         # The meta layer's own pick, played or not, and what it would have scored
         # (see PROOF_Z): whole match and decayed, and the matching variances.
-        self.guarded = self.game == "chaos"
+        self.guarded = True
+        self.recent_z = RECENT_Z if self.game == "chaos" else CLASSIC_RECENT_Z
         self.meta_pick = 0
         self.proof_sum = 0.0
         self.proof_var = 0.0
@@ -671,7 +679,7 @@ class Champion(chaosbot.Bot):
     def _proven(self) -> bool:
         """Whether the meta layer's picks have beaten chance (see PROOF_Z)."""
         s, v = self.recent_sum, self.recent_var
-        if s > 0 and s * s > RECENT_Z * RECENT_Z * v:
+        if s > 0 and s * s > self.recent_z * self.recent_z * v:
             return True
         s, v = self.proof_sum, self.proof_var
         return s > 0 and s * s > PROOF_Z * PROOF_Z * v

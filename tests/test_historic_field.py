@@ -1,0 +1,84 @@
+"""The historic field (sample_bots/python/historic.py): the opponents of the strength
+table's enlarged classic field. Every bot plays both games legally, the reported and
+tuning sets hold the same kinds with different parameters, and a bot speaks the
+protocol through the real CLI."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+from conftest import ROOT, match_json
+
+sys.path.insert(0, str(ROOT / "sample_bots" / "python"))
+
+import chaosbot  # noqa: E402
+import historic  # noqa: E402
+
+
+def test_the_sets_hold_the_same_kinds_with_other_parameters() -> None:
+    kinds = {name[2:] for name in historic.REPORT}
+    assert kinds == {name[2:] for name in historic.TUNE}
+    assert len(kinds) >= 20
+    # A tuning bot is never the reported bot under another name.
+    for kind in kinds:
+        assert historic.REPORT[f"h-{kind}"].conf != historic.TUNE[f"t-{kind}"].conf, kind
+
+
+@pytest.mark.parametrize("game", ["roshambo", "chaos"])
+def test_every_bot_plays_every_game(game: str) -> None:
+    for name, cls in historic.BOTS.items():
+        result = chaosbot.play(cls, historic.BOTS["h-markov1"], game=game, rounds=60)
+        assert len(result["real"]) == 60, name
+        assert result["spent"][0] == 0, name  # no bot of the field spends tokens
+
+
+def test_pi_digits() -> None:
+    digits = historic.pi_digits(5010)
+    assert digits.startswith("3141592653589793238462643383279502884197")
+    # The Feynman point: six 9s from the 762nd decimal place.
+    assert digits[762:768] == "999999" and digits[761] != "9"
+    assert len(digits) == 5010 and digits.isdigit()
+
+
+def test_a_field_bot_through_the_cli_plays_its_schedule() -> None:
+    """The pi bot throws pi's digits (9s skipped, modulo 3 on rock, paper,
+    scissors) whoever it meets: against rock its points follow from the digits."""
+    rounds = 200
+    result = match_json(
+        f"python3 {ROOT / 'sample_bots' / 'python' / 'historic.py'} h-pi",
+        "rock",
+        "--classic",
+        "--rounds",
+        str(rounds),
+        "--seed",
+        "3",
+        "--no-replay",
+    )
+    throws = [int(d) % 3 for d in historic.pi_digits(rounds + 100) if d != "9"][:rounds]
+    # 0 rock (draw), 1 paper (beats rock), 2 scissors (loses to rock).
+    expected = throws.count(1) - throws.count(2)
+    seat = result["seats"][0]
+    assert seat["stats"]["points"] == expected, result
+
+
+def test_the_champion_plays_unproven_picks_randomly_in_classic_too() -> None:
+    """Against a strong predictor (the decayed ensemble) the champion's meta layer
+    often has no edge; in classic RoShamBo too it then plays its random move, not
+    the unproven pick the opponent may be reading (it lost -15 points a match to
+    the tuning ensemble over 30 seeds before)."""
+    import champion
+
+    log: list[tuple[bool, int, int]] = []
+
+    class Logged(champion.Champion):
+        def choose(self) -> int:
+            picked = super().choose()
+            log.append((self._proven(), picked, self.rand))
+            return picked
+
+    chaosbot.play(Logged, historic.BOTS["t-ensemble"], game="roshambo", rounds=600, seeds=(3, 4))
+    unproven = [(picked, rand) for proven, picked, rand in log[1:] if not proven]
+    assert len(unproven) > 50  # the ensemble is hard to read: many rounds are unproven
+    assert all(picked == rand for picked, rand in unproven)
+    assert any(proven for proven, _, _ in log)  # and the guard does let proven picks through
