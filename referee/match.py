@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -45,7 +44,7 @@ from .protocol import (
 )
 from .replay import FORMAT_NAME, FORMAT_VERSION, BotInfo, Event, Footer, Header, ReplayWriter, Step
 from .replay import utc_now as _utc_now
-from .seats import Seat, finish_bots
+from .seats import SEEN_PIDS_MAX, Seat, finish_bots
 from .wakeup import IdlePollHold
 
 WATCHDOG_PERIOD = 0.1  # seconds between RSS/CPU polls of each bot's process tree
@@ -209,6 +208,7 @@ class Match:
         # Orphans a bot leaves behind (setsid grandchildren) are re-parented to us,
         # so the teardown sweep can find and kill them.
         sbx.enable_subreaper()
+        _sweep_once()
         try:
             self.layer = sbx.choose_layer(cfg.sandbox)
         except sbx.SandboxError as exc:
@@ -222,7 +222,8 @@ class Match:
             log_dir.mkdir(parents=True, exist_ok=True)
         stem = Path(cfg.replay).name.split(".")[0] if cfg.replay else "match"
         for seat, s in enumerate(self.seats):
-            s.scratch = Path(tempfile.mkdtemp(prefix=f"referee-seat{seat}-"))
+            s.scratch_dir = sbx.Scratch(seat)
+            s.scratch = s.scratch_dir.path
             marker = s.marker = f"rfb-{os.getpid()}-{seat}-{os.urandom(4).hex()}"
             try:
                 launch = sbx.prepare_launch(
@@ -242,6 +243,7 @@ class Match:
                 self._pinned_from = self._pinned_from or set(cpus)
                 pin_thread({placement[1][seat]})
             s.bot = BotProcess(seat, launch, cfg.max_line, stderr_log=log)
+            s.seen_pids.add(s.bot.pid)
         if placement is not None:
             pin_thread({placement[0]})
         # Spinning only pays while a bot can run on another CPU meanwhile.
@@ -481,9 +483,13 @@ class Match:
         limits = self.cfg.limits
         out = self.judge.out
         for seat, s in enumerate(self.seats):
-            if out[seat] or s.bot is None or s.bot.exited:
+            # (poll_exit also lets go a bot that made the referee its tracer and
+            # stopped: PTRACE_TRACEME where nothing refuses it.)
+            if out[seat] or s.bot is None or s.bot.poll_exit():
                 continue
             usage = sbx.tree_usage(s.bot.pid)
+            if len(s.seen_pids) < SEEN_PIDS_MAX:
+                s.seen_pids.update(usage.pids)
             if self._group_nice:
                 # Again for every session in the tree (a bot may start new ones, or
                 # lower its group's nice value): see BotProcess.
@@ -1028,7 +1034,8 @@ class Match:
             with trio.CancelScope(shield=True):
                 for s, clock in zip(self.seats, self.judge.clocks, strict=True):
                     s.max_move = clock.max_move
-                await finish_bots(self.seats, self.judge.out, self.mux, result)
+                private_fs = self.layer is not None and "fs" in self.layer.isolation
+                await finish_bots(self.seats, self.judge.out, self.mux, result, private_fs)
             idle_poll = self._idle_poll.held
             self._idle_poll.release()
             if result is None:
@@ -1069,6 +1076,18 @@ class Match:
             bot_startup_cpu_s=bot_startup,
             stderr_logs=[s.stderr_log for s in self.seats],
         )
+
+
+_swept = False
+
+
+def _sweep_once() -> None:
+    """Once per process: remove the scratch directories of referees that were
+    killed before they could (sandbox.sweep_stale_scratch)."""
+    global _swept
+    if not _swept:
+        _swept = True
+        sbx.sweep_stale_scratch()
 
 
 def is_reply_line(line: bytes) -> bool:

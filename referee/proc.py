@@ -296,6 +296,11 @@ class BotProcess:
             return True
         if pid == 0:
             return False
+        if not (os.WIFEXITED(status) or os.WIFSIGNALED(status)):
+            # A stop, reported because the bot made us its tracer (PTRACE_TRACEME
+            # where nothing refuses it): let it go on as if it had never asked.
+            sandbox.release_tracee(self.pid, status)
+            return False
         self.exited = True
         self.reaped = True
         self.rusage = rusage

@@ -352,9 +352,36 @@ def _check(run: Run, expect: Expect) -> None:
     _check_probe_side_effects(run)
 
 
+def _stderr_value(run: Run, label: str) -> str | None:
+    """The value of the bot's "<label>: <value>" line on stderr, if any."""
+    seat = next(s for s in (run.result or {}).get("seats", []) if s["seat"] == 0)
+    kept = seat["verdict"].get("stderr_head", "") + seat["verdict"].get("stderr_tail", "")
+    for line in kept.splitlines():
+        if line.startswith(label + ": "):
+            return line[len(label) + 2 :]
+    return None
+
+
+def _sysv_keys() -> set[int]:
+    keys = set()
+    for kind in ("shm", "msg", "sem"):
+        with open(f"/proc/sysvipc/{kind}") as f:
+            keys.update(int(line.split()[0]) for line in f.read().splitlines()[1:])
+    return keys
+
+
 def _check_probe_side_effects(run: Run) -> None:
     isolation = set(run.layer.isolation)
     name = run.bot.name
+    scratch = _stderr_value(run, "scratch")
+    if scratch is not None:  # the bot's scratch directory went with the match
+        assert not os.path.lexists(scratch), f"{scratch} was left behind"
+    if name == "ipc_leftovers":
+        key = _stderr_value(run, "ipc")
+        assert key is not None and key.startswith("key=")
+        assert int(key[4:], 16) not in _sysv_keys(), f"System V objects of {key} left"
+        shm = _stderr_value(run, "posix-shm")
+        assert shm is not None and not os.path.lexists("/dev/shm" + shm), shm
     if name == "tcp_connect":
         contained = bool({"net", "tcp", "sockets"} & isolation)
         assert (run.tcp_connections == 0) == contained, run.tcp_connections

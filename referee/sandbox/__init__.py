@@ -48,6 +48,7 @@ from .base import (
     SandboxError,
 )
 from .choose import choose_layer
+from .cleanup import Scratch, remove_ipc, remove_owned, remove_tree, sweep_stale_scratch
 from .disk import DiskUsage, disk_usage
 from .fairness import FairShare
 from .identity import BotUnreachable, lease_uid, release_uid
@@ -59,6 +60,7 @@ from .proctree import (
     cpus_busy_s,
     enable_subreaper,
     kill_tree,
+    release_tracee,
     sweep_escaped,
     tree_cpu_s,
     tree_usage,
@@ -81,6 +83,7 @@ __all__ = [
     "SANDBOX_CHOICES",
     "SHIM_FAILURE_EXIT",
     "Launch",
+    "Scratch",
     "Layer",
     "LayerKind",
     "Limits",
@@ -101,6 +104,11 @@ __all__ = [
     "landlock_abi",
     "lease_uid",
     "prepare_launch",
+    "release_tracee",
+    "remove_ipc",
+    "remove_owned",
+    "remove_tree",
+    "sweep_stale_scratch",
     "release_uid",
     "session_nice",
     "set_slice",

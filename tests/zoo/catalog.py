@@ -285,6 +285,19 @@ ZOO: tuple[ZooBot, ...] = (
     ZooBot("c_fork_tree", _c("fork_tree"), _escape, needs="c"),
     ZooBot("daemon_stdout", _py("daemon_stdout.py"), _escape),
     ZooBot("ghost_daemon", _py("ghost_daemon.py"), _escape),
+    # -- what a teardown must survive and remove (every match still ends with its
+    # result and its footer; the scratch directory and IPC objects are gone after it)
+    ZooBot(
+        "deep_tree",
+        _py("deep_tree.py"),
+        _always(ok("deep_tree: 3000 levels")),
+        referee_args=_SLOW_MOVE,  # 3000 mkdirs took over 0.5 s on a loaded machine
+        note="3000 nested directories: deeper than PATH_MAX and the recursion limit",
+    ),
+    ZooBot("hostile_modes", _py("hostile_modes.py"), _always(ok("hostile_modes: left"))),
+    ZooBot("ptrace_fork", _py("ptrace_fork.py"), _always(ok("ptrace_fork: forked"))),
+    ZooBot("stopped_zombies", _py("stopped_zombies.py"), _escape),
+    ZooBot("ipc_leftovers", _py("ipc_leftovers.py"), _always(ok("ipc: made"))),
     # -- output
     ZooBot(
         "stdout_flood",
