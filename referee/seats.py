@@ -38,6 +38,7 @@ class Seat:
         # Every pid seen in the bot's tree (the watchdog's samples): what it may have
         # made System V IPC objects with, where it had the referee's uid.
         self.seen_pids: set[int] = set()
+        self.next_disk_walk = 0.0  # when the watchdog may walk its scratch again
         self.uid = -1  # the bot's uid (its own leased one when the referee is root)
         self.uid_leased = False
         self.marker = ""  # in the bot's environment: attributes escaped processes

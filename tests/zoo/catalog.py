@@ -276,6 +276,20 @@ ZOO: tuple[ZooBot, ...] = (
         note="a thread writes 96 MiB into the scratch directory while the bot answers",
     ),
     ZooBot(
+        "deep_disk_hog",
+        _py("deep_disk_hog.py"),
+        _always(fatal("disk_limit", round=None)),
+        referee_args=("--disk-mib", "16", *_SLOW_MOVE),
+        note="32 MiB below 3000 nested directories, where a walk by path cannot reach",
+    ),
+    ZooBot(
+        "late_disk_hog",
+        _py("late_disk_hog.py"),
+        _always(fatal("disk_limit", round=20)),
+        referee_args=("--disk-mib", "16"),
+        note="64 MiB allocated just before its last reply",
+    ),
+    ZooBot(
         "fork_bomb",
         _py("fork_bomb.py"),
         _always(fatal("memory_limit", "timeout", round=None)),
