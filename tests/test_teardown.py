@@ -5,6 +5,7 @@ referee's scratch directories through the real CLI."""
 from __future__ import annotations
 
 import ctypes
+import json
 import os
 import signal
 import subprocess
@@ -185,3 +186,27 @@ def test_the_next_referee_sweeps_the_scratch_of_one_killed_mid_match(tmp_path: P
     proc = subprocess.run(rock, env=env, cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert list(base.iterdir()) == []
+
+
+def test_a_league_with_a_deep_tree_attacker_finishes_and_charges_it_alone(
+    tmp_path: Path,
+) -> None:
+    # The attacker hides 32 MiB below 3000 nested directories: on the old referee the
+    # disk walk missed it and the teardown's rmtree raised RecursionError, and after
+    # three such deaths of its worker the league stopped.
+    attacker = ROOT / "tests" / "zoo" / "deep_disk_hog.py"
+    out = tmp_path / "league"
+    argv = [sys.executable, "-m", "referee", "tournament", "rock", "cycler", f"python {attacker}"]
+    argv += ["--rounds", "10", "--move-timeout", "20", "--disk-mib", "16", "--legs", "1"]
+    argv += ["--finalists", "0", "--seed", "3", "-j", "2", "--out", str(out), "--quiet"]
+    proc = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=180)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    results = json.loads((out / "results.json").read_text())
+    assert results["complete"]
+    verdicts = [(s["bot"], s["verdict"]) for m in results["matches"] for s in m["seats"]]
+    assert len(verdicts) == 6
+    for bot, verdict in verdicts:
+        if bot == "deep_disk_hog":
+            assert verdict["status"] == "disk_limit" and verdict["disqualified"], verdict
+        else:
+            assert verdict["status"] == "ok" and not verdict["faults"], (bot, verdict)
