@@ -336,6 +336,11 @@ def _check(run: Run, expect: Expect) -> None:
         assert rounds and min(rounds) == expect.round, context
     if expect.exit_code is not None:
         assert verdict.get("exit_code") == expect.exit_code, context
+    if expect.signal is not None:
+        assert verdict.get("signal") == expect.signal, context
+        assert verdict.get("exit_code") is None, context
+    if expect.detail is not None:
+        assert verdict["faults"][0]["detail"] == expect.detail, context
     kept = verdict.get("stderr_head", "") + verdict.get("stderr_tail", "")
     for text in expect.stderr:
         assert text.format(**run.places) in kept, context

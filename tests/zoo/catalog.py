@@ -77,6 +77,10 @@ class Expect:
     stderr: tuple[str, ...] = ()  # substrings of the stderr kept (placeholders allowed)
     exit_code: int | None = None
     escaped: bool = False  # verdict.escaped_processes must be non-empty
+    # The signal that killed it, and the first fault's exact words: one text per kind
+    # of fault, the same in every layer.
+    signal: str | None = None
+    detail: str | None = None
 
 
 @dataclass(frozen=True)
@@ -119,8 +123,25 @@ def ok(*stderr: str) -> Expect:
     return Expect(frozenset({"ok"}), disqualified=False, stderr=stderr)
 
 
-def fatal(*status: str, round: int | None = BAD_ROUND, exit_code: int | None = None) -> Expect:
-    return Expect(frozenset(status), disqualified=True, round=round, exit_code=exit_code)
+def fatal(
+    *status: str,
+    round: int | None = BAD_ROUND,
+    exit_code: int | None = None,
+    signal: str | None = None,
+) -> Expect:
+    detail = None
+    if signal is not None:
+        detail = f"the bot exited (killed by {signal})"
+    elif exit_code is not None:
+        detail = f"the bot exited (exit code {exit_code})"
+    return Expect(
+        frozenset(status),
+        disqualified=True,
+        round=round,
+        exit_code=exit_code,
+        signal=signal,
+        detail=detail,
+    )
 
 
 def round_fault(status: str) -> Expect:
@@ -230,9 +251,10 @@ ZOO: tuple[ZooBot, ...] = (
         ),
         note="imitates a launcher's failure at start-up, which would void the match",
     ),
-    ZooBot("segv", _py("segv.py"), _always(fatal("crash"))),
+    ZooBot("segv", _py("segv.py"), _always(fatal("crash", signal="SIGSEGV"))),
+    # (abort as a PID namespace's pid 1 ends in SIGSEGV: see abort.py)
     ZooBot("abort", _py("abort.py"), _always(fatal("crash"))),
-    ZooBot("c_segv", _c("segv"), _always(fatal("crash")), needs="c"),
+    ZooBot("c_segv", _c("segv"), _always(fatal("crash", signal="SIGSEGV")), needs="c"),
     ZooBot("c_abort", _c("abort"), _always(fatal("crash")), needs="c"),
     # -- memory and processes
     # Filling memory takes a while on a loaded machine: a long move limit makes sure
