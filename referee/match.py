@@ -1078,7 +1078,11 @@ class Match:
                 for s, clock in zip(self.seats, self.judge.clocks, strict=True):
                     s.max_move = clock.max_move
                 private_fs = self.layer is not None and "fs" in self.layer.isolation
-                await finish_bots(self.seats, self.judge.out, self.mux, result, private_fs)
+                try:
+                    await finish_bots(self.seats, self.judge.out, self.mux, result, private_fs)
+                except Exception as exc:  # a last guard: the match keeps its result
+                    for s in self.seats:
+                        s.verdict.extra["teardown_error"] = f"{type(exc).__name__}: {exc}"[:200]
             idle_poll = self._idle_poll.held
             self._idle_poll.release()
             if result is None:
