@@ -30,6 +30,11 @@ Modules:
     CPU affinity and time slices for a bot's threads.
 ``identity``
     the unprivileged uid each bot runs as when the referee is root.
+``cleanup``
+    what a bot leaves behind, removed whatever it is: scratch trees of any depth and
+    mode, System V IPC objects, and the scratch directories of a killed referee.
+``disk``
+    what a bot's writable places hold, walked with directory fds within a budget.
 
 Every wrapper either execs the bot or lets go of its stdin and stdout, so that a bot
 closing a pipe is noticed.
