@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -226,7 +227,13 @@ class Match:
             log_dir.mkdir(parents=True, exist_ok=True)
         stem = Path(cfg.replay).name.split(".")[0] if cfg.replay else "match"
         for seat, s in enumerate(self.seats):
-            s.scratch_dir = sbx.Scratch(seat)
+            try:
+                s.scratch_dir = sbx.Scratch(seat)
+            except OSError as exc:
+                raise UsageError(
+                    f"cannot make a scratch directory in {tempfile.gettempdir()}: "
+                    f"{exc.strerror or exc}"
+                ) from None
             s.scratch = s.scratch_dir.path
             marker = s.marker = f"rfb-{os.getpid()}-{seat}-{os.urandom(4).hex()}"
             try:
