@@ -75,13 +75,22 @@ def test_a_tree_that_is_a_link_or_a_file_or_missing_is_handled(tmp_path: Path) -
 
 def test_the_disk_walk_counts_what_lies_deeper_than_path_max(tmp_path: Path) -> None:
     # A walk by path met ENAMETOOLONG half-way down and counted nothing below it.
+    fd = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+    for _ in range(20):  # 20 * 256 characters > PATH_MAX
+        os.mkdir("L" * 255, dir_fd=fd)
+        child = os.open("L" * 255, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+        os.close(fd)
+        fd = child
+    out = os.open("bottom", os.O_WRONLY | os.O_CREAT, 0o600, dir_fd=fd)
+    os.write(out, b"x" * (1 << 20))
+    os.close(out)
+    os.close(fd)
     try:
-        _chain(tmp_path, DEPTH, b"x" * (1 << 20))
         used = disk_usage(tmp_path, [], False, 100_000)
     finally:
-        remove_tree(tmp_path / "d")  # (pytest's own clean-up would recurse)
+        remove_tree(tmp_path / ("L" * 255))  # (pytest's own clean-up cannot)
     assert used.complete
-    assert used.entries == DEPTH + 1
+    assert used.entries == 20 + 1
     assert used.bytes >= 1 << 20
 
 
@@ -191,7 +200,7 @@ def test_the_next_referee_sweeps_the_scratch_of_one_killed_mid_match(tmp_path: P
 def test_a_league_with_a_deep_tree_attacker_finishes_and_charges_it_alone(
     tmp_path: Path,
 ) -> None:
-    # The attacker hides 32 MiB below 3000 nested directories: on the old referee the
+    # The attacker hides 32 MiB below 1108 nested directories: on the old referee the
     # disk walk missed it and the teardown's rmtree raised RecursionError, and after
     # three such deaths of its worker the league stopped.
     attacker = ROOT / "tests" / "zoo" / "deep_disk_hog.py"

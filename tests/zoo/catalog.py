@@ -302,7 +302,7 @@ ZOO: tuple[ZooBot, ...] = (
         _py("deep_disk_hog.py"),
         _always(fatal("disk_limit", round=None)),
         referee_args=("--disk-mib", "16", *_SLOW_MOVE),
-        note="32 MiB below 3000 nested directories, where a walk by path cannot reach",
+        note="32 MiB below 1108 nested directories, where a walk by path cannot reach",
     ),
     ZooBot(
         "late_disk_hog",

@@ -1,6 +1,8 @@
-"""Zoo: at round 3 it builds a chain of 3000 nested directories (far deeper than
-PATH_MAX) and writes 32 MiB at its bottom, then plays on and leaves it all behind.
-A walk by path cannot reach the files (ENAMETOOLONG) and counted none of them.
+"""Zoo: at round 3 it builds a chain of 1100 nested directories (deeper than
+Python's recursion limit) continued by 8 with names of 255 characters (the path is
+then longer than PATH_MAX) and writes 32 MiB at its bottom, then plays on and
+leaves it all behind. A walk by path cannot reach the files (ENAMETOOLONG) and
+counted none of them; a recursive removal raised RecursionError.
 
 Expected verdict (run with --disk-mib 16): disk_limit -> disqualified, in every
 layer; the chain goes with its scratch directory at teardown.
@@ -10,16 +12,17 @@ import os
 
 import zoolib
 
-DEPTH = 3000
+DEPTH = 1100
+LONG_NAMES = 8  # 1100 * 2 + 8 * 256 = 4248 characters > PATH_MAX (4096)
 CHUNK = b"\1" * (1 << 20)
 
 
 def bad(round_: int) -> bool:
     zoolib.log(f"scratch: {os.getcwd()}")
     fd = os.open(".", os.O_RDONLY | os.O_DIRECTORY)
-    for _ in range(DEPTH):
-        os.mkdir("d", dir_fd=fd)
-        child = os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+    for name in ["d"] * DEPTH + ["L" * 255] * LONG_NAMES:
+        os.mkdir(name, dir_fd=fd)
+        child = os.open(name, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
         os.close(fd)
         fd = child
     for i in range(4):
@@ -28,7 +31,7 @@ def bad(round_: int) -> bool:
             os.write(out, CHUNK)
         os.close(out)
     os.close(fd)
-    zoolib.log("deep_disk_hog: 32 MiB at depth 3000")
+    zoolib.log(f"deep_disk_hog: 32 MiB at depth {DEPTH + LONG_NAMES}")
     return False
 
 
