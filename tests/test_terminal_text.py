@@ -79,3 +79,19 @@ def test_a_bots_stderr_name_and_faults_reach_the_terminal_escaped(tmp_path: Path
     assert shown.returncode == 0, shown.stderr
     _no_unsafe(shown.stdout + shown.stderr)
     assert "\\x1b[31m[bold green]WINNER\\u202e" in shown.stdout  # its name, as it chose it
+
+
+def test_a_league_table_shows_a_bots_name_escaped_and_never_as_markup() -> None:
+    import io
+
+    from rich.console import Console
+
+    from referee.tournament.dashboard import shown, standings_table
+    from referee.tournament.standings import Standing
+
+    assert shown("[bold green]x\x1b[2J") == "\\[bold green]x\\x1b[2J"
+    rows = [Standing(rank=1, bot=0, name=NAME), Standing(rank=2, bot=1, name="rock")]
+    out = io.StringIO()
+    Console(file=out, width=200, force_terminal=False).print(standings_table(rows, "pool"))
+    _no_unsafe(out.getvalue())
+    assert "\\x1b[31m[bold green]WINNER\\u202e" in out.getvalue()
