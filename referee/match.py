@@ -1084,9 +1084,9 @@ class Match:
             with trio.CancelScope(shield=True):
                 for s, clock in zip(self.seats, self.judge.clocks, strict=True):
                     s.max_move = clock.max_move
-                private_fs = self.layer is not None and "fs" in self.layer.isolation
+                isolation = self.layer.isolation if self.layer is not None else ()
                 try:
-                    await finish_bots(self.seats, self.judge.out, self.mux, result, private_fs)
+                    await finish_bots(self.seats, self.judge.out, self.mux, result, isolation)
                 except Exception as exc:  # a last guard: the match keeps its result
                     for s in self.seats:
                         s.verdict.extra["teardown_error"] = f"{type(exc).__name__}: {exc}"[:200]

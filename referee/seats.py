@@ -56,7 +56,7 @@ async def finish_bots(
     out: Sequence[bool],
     mux: Multiplexer | None,
     result: GameResult | None,
-    private_fs: bool = True,
+    isolation: Sequence[str] = ("fs", "syscalls"),
 ) -> None:
     """The end of a match for every bot: the end message, a grace period to exit, then
     its whole process tree killed and reaped, escaped processes swept, and the
@@ -140,18 +140,19 @@ async def finish_bots(
     if mux is not None:
         mux.close()
     for s in seats:
-        _remove_leftovers(s, private_fs)
+        _remove_leftovers(s, isolation)
 
 
 # A bound on Seat.seen_pids (a fork bomb's pids, say): beyond it the oldest are kept.
 SEEN_PIDS_MAX = 4096
 
 
-def _remove_leftovers(s: Seat, private_fs: bool) -> None:
+def _remove_leftovers(s: Seat, isolation: Sequence[str]) -> None:
     """What the seat's bot left on the host once its tree is gone: its scratch
-    directory, its System V IPC objects and, for a uid of its own without a private
-    file system, whatever that uid owns in /tmp, /var/tmp and /dev/shm. Then its uid
-    is free for another bot. Never raises."""
+    directory, its System V IPC objects and, for a uid of its own, whatever that uid
+    owns in /tmp, /var/tmp and /dev/shm without a private file system ("fs"), and
+    its keyrings where no seccomp filter ("syscalls") refused it the keyring calls.
+    Then its uid is free for another bot. Never raises."""
     try:
         if s.scratch_dir is not None:
             s.scratch_dir.remove()
@@ -162,8 +163,10 @@ def _remove_leftovers(s: Seat, private_fs: bool) -> None:
         ipc = sbx.remove_ipc(own_uid, s.seen_pids)
         if ipc:  # on the record: what the referee removed after the bot
             s.verdict.extra["ipc_removed"] = ipc[:20]
-        if own_uid is not None and not private_fs:
+        if own_uid is not None and "fs" not in isolation:
             sbx.remove_owned(own_uid)
+        if own_uid is not None and "syscalls" not in isolation:
+            sbx.clear_keyrings(own_uid)
     except Exception:  # noqa: S110 - a teardown must not fail
         pass
     if s.uid_leased:  # its whole tree is gone: the uid may serve another bot

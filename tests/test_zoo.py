@@ -375,12 +375,55 @@ def _sysv_keys(kinds: tuple[str, ...]) -> set[int]:
     return keys
 
 
+_KEYCTL = {"x86_64": 250, "aarch64": 219, "riscv64": 219}
+KEYCTL_SEARCH, KEYCTL_UNLINK, KEY_SPEC_USER_KEYRING = 10, 9, -4
+
+
+def _user_key(uid: int, description: str, unlink: bool = False) -> bool:
+    """Whether ``uid``'s user keyring holds a "user" key ``description`` (looked for
+    by a child process that becomes ``uid``); ``unlink`` removes it."""
+    import ctypes
+    import platform
+
+    nr = _KEYCTL[platform.machine()]
+    child = os.fork()
+    if child == 0:
+        found = 2
+        try:
+            if os.getuid() != uid:
+                os.setresgid(uid, uid, uid)
+                os.setresuid(uid, uid, uid)
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.syscall.restype = ctypes.c_long
+            key = libc.syscall(
+                nr, KEYCTL_SEARCH, KEY_SPEC_USER_KEYRING, b"user", description.encode(), 0
+            )
+            if key >= 0 and unlink:
+                libc.syscall(nr, KEYCTL_UNLINK, key, KEY_SPEC_USER_KEYRING, 0, 0)
+            found = 1 if key >= 0 else 0
+        finally:
+            os._exit(found)
+    _, status = os.waitpid(child, 0)
+    code = os.waitstatus_to_exitcode(status)
+    assert code in (0, 1), code
+    return code == 1
+
+
 def _check_probe_side_effects(run: Run) -> None:
     isolation = set(run.layer.isolation)
     name = run.bot.name
     scratch = _stderr_value(run, "scratch")
     if scratch is not None:  # the bot's scratch directory went with the match
         assert not os.path.lexists(scratch), f"{scratch} was left behind"
+    if name == "keyring_leftover":
+        added = _stderr_value(run, "keyring")
+        assert added is not None
+        if added.startswith("added "):
+            uid = run.result["containment"]["bot_uids"][0] if run.result else -1
+            if os.geteuid() == 0:  # a uid of the bot's own: its keyring must be empty
+                assert not _user_key(uid, added[6:]), f"{added[6:]} left in uid {uid}'s keyring"
+            else:  # the referee's own user's keyring: the test's own clean-up
+                _user_key(uid, added[6:], unlink=True)
     if name == "ipc_leftovers":
         key = _stderr_value(run, "ipc")
         assert key is not None and key.startswith("key=")

@@ -53,7 +53,14 @@ from .base import (
     SandboxError,
 )
 from .choose import choose_layer
-from .cleanup import Scratch, remove_ipc, remove_owned, remove_tree, sweep_stale_scratch
+from .cleanup import (
+    Scratch,
+    clear_keyrings,
+    remove_ipc,
+    remove_owned,
+    remove_tree,
+    sweep_stale_scratch,
+)
 from .disk import DiskUsage, disk_usage
 from .fairness import FairShare
 from .identity import BotUnreachable, lease_uid, release_uid
@@ -102,6 +109,7 @@ __all__ = [
     "cpus_busy_s",
     "disk_usage",
     "choose_layer",
+    "clear_keyrings",
     "containment_record",
     "enable_subreaper",
     "group_nice_to_carry",

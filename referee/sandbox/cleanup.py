@@ -353,3 +353,47 @@ def remove_owned(uid: int, places: tuple[str, ...] = SHARED_PLACES) -> list[str]
             except OSError:
                 continue
     return removed
+
+
+# ---------------------------------------------------------------------------
+# The kernel keyrings of a uid
+
+_KEYCTL_CLEAR = 7
+_KEY_SPEC_USER_KEYRING = -4
+_KEY_SPEC_USER_SESSION_KEYRING = -5
+_SYS_KEYCTL = {"x86_64": 250, "aarch64": 219, "riscv64": 219}
+
+
+def clear_keyrings(uid: int) -> bool:
+    """Empty the user and user-session keyrings of ``uid``, which outlive its
+    processes and would be handed to the next bot leased the same uid. Only for a
+    uid of a bot's own (the referee is root): a child process becomes ``uid`` and
+    clears them. True when both were cleared. Never raises."""
+    nr = _SYS_KEYCTL.get(os.uname().machine)
+    if nr is None or os.geteuid() != 0:
+        return False
+    try:
+        child = os.fork()
+    except OSError:
+        return False
+    if child == 0:  # pragma: no cover - runs in the child
+        code = 1
+        try:
+            from .base import libc
+
+            os.setgroups([])
+            os.setresgid(uid, uid, uid)
+            os.setresuid(uid, uid, uid)
+            lib = libc()
+            cleared = [
+                lib.syscall(nr, _KEYCTL_CLEAR, ring, 0, 0, 0) == 0
+                for ring in (_KEY_SPEC_USER_KEYRING, _KEY_SPEC_USER_SESSION_KEYRING)
+            ]
+            code = 0 if all(cleared) else 1
+        finally:
+            os._exit(code)
+    try:
+        _, status = os.waitpid(child, 0)
+    except OSError:
+        return False
+    return os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0

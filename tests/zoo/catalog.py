@@ -334,6 +334,7 @@ ZOO: tuple[ZooBot, ...] = (
     ZooBot("ptrace_fork", _py("ptrace_fork.py"), _always(ok("ptrace_fork: forked"))),
     ZooBot("stopped_zombies", _py("stopped_zombies.py"), _escape),
     ZooBot("ipc_leftovers", _py("ipc_leftovers.py"), _always(ok("ipc: made"))),
+    ZooBot("keyring_leftover", _py("keyring_leftover.py"), _always(ok("keyring: "))),
     # -- output
     ZooBot(
         "stdout_flood",
