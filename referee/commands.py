@@ -20,6 +20,7 @@ from .options import (
     positive_int,
     sandbox_limits,
 )
+from .termtext import printable
 
 
 def configure_match(p: argparse.ArgumentParser) -> None:
@@ -197,7 +198,7 @@ def run_match(args: argparse.Namespace) -> int:
                 "(no network or filesystem isolation)"
             )
         out.print(result_table(outcome))
-        out.print(winner_line(outcome))
+        out.print(winner_line(outcome), markup=False, highlight=False)
         rate = outcome.result.steps / outcome.play_s if outcome.play_s else 0.0
         word = GAMES[outcome.header.game].step_word
         out.print(
@@ -212,7 +213,7 @@ def run_match(args: argparse.Namespace) -> int:
         for f in outcome.faults[:20]:
             where = f" ({places[f.round]})" if f.round in places else ""
             out.print(
-                f"fault: {word} {f.round}{where} seat {f.seat} {f.kind}: {f.detail}",
+                f"fault: {word} {f.round}{where} seat {f.seat} {f.kind}: {printable(f.detail)}",
                 markup=False,
                 highlight=False,
             )

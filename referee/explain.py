@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from .faults import Verdict
+from .termtext import printable, quoted
 
 TAIL_LINES = 5  # lines of a seat's stderr shown under a result
 TAIL_WIDTH = 160  # characters of each such line
@@ -21,8 +22,9 @@ def stderr_log_path(replay: str | Path, seat: int) -> Path:
 
 
 def tail_lines(text: str, count: int = TAIL_LINES) -> list[str]:
-    """The last ``count`` non-blank lines of ``text``, each cut to TAIL_WIDTH."""
-    lines = [line.rstrip() for line in text.splitlines() if line.strip()]
+    """The last ``count`` non-blank lines of ``text``, each cut to TAIL_WIDTH and
+    made printable (termtext: a bot's control characters are shown escaped)."""
+    lines = [printable(line.rstrip()) for line in text.splitlines() if line.strip()]
     return [
         line if len(line) <= TAIL_WIDTH else line[: TAIL_WIDTH - 3] + "..."
         for line in lines[-count:]
@@ -37,6 +39,7 @@ def seat_notes(
     referee had to kill after ``end``, that note."""
     out: list[str] = []
     for seat, (label, verdict) in enumerate(zip(labels, verdicts, strict=True)):
+        label = printable(label)
         log = logs[seat] if seat < len(logs) else None
         note = verdict.extra.get("after_end")
         if note:
@@ -46,7 +49,7 @@ def seat_notes(
         tail = tail_lines(verdict.stderr_tail or verdict.stderr_head)
         if tail:
             out.append(f"seat {seat} ({label}) stderr, last {len(tail)} lines:")
-            out.extend(f"  | {line}" for line in tail)
+            out.extend(quoted(tail))  # (tail_lines made them printable already)
         elif verdict.status != "ok":
             out.append(f"seat {seat} ({label}) wrote nothing on stderr")
         if log is not None and verdict.stderr_bytes:

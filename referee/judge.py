@@ -59,9 +59,10 @@ class SeatClock:
     def late(self, took: float) -> str:
         """A reply that came after its deadline: a timeout all the same. Empties the
         bank; returns the fault's detail."""
-        detail = f"reply after {took:.3f} s > {self.move_s:g} s (+{self.bank:.3f} s bank)"
-        self.bank = 0.0
-        return detail
+        # The same words as silent(): whether a reply came just after its deadline
+        # or the deadline was found passed just before it came is a matter of when
+        # the referee looked, which must not change the record.
+        return self.silent()
 
     def silent(self) -> str:
         """No reply by the deadline. Empties the bank; returns the fault's detail."""

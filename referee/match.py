@@ -45,10 +45,14 @@ from .protocol import (
 )
 from .replay import FORMAT_NAME, FORMAT_VERSION, BotInfo, Event, Footer, Header, ReplayWriter, Step
 from .replay import utc_now as _utc_now
-from .seats import Seat, finish_bots
+from .seats import SEEN_PIDS_MAX, Seat, finish_bots
 from .wakeup import IdlePollHold
 
 WATCHDOG_PERIOD = 0.1  # seconds between RSS/CPU polls of each bot's process tree
+# A walk of a bot's scratch directory during play stops after this long, and the
+# next waits DISK_WALK_SPACING times as long as it took (see Match._over_disk).
+DISK_WALK_BUDGET_S = 0.05
+DISK_WALK_SPACING = 10
 SETTLE_S = 0.2  # how long a closed pipe waits for the process exit before being judged
 PROGRESS_EVERY = 256  # steps between progress callbacks and scheduler checkpoints
 # For a match kept to a single CPU (Match._spawn_all): replay records written at a
@@ -209,6 +213,7 @@ class Match:
         # Orphans a bot leaves behind (setsid grandchildren) are re-parented to us,
         # so the teardown sweep can find and kill them.
         sbx.enable_subreaper()
+        _sweep_once()
         try:
             self.layer = sbx.choose_layer(cfg.sandbox)
         except sbx.SandboxError as exc:
@@ -222,7 +227,14 @@ class Match:
             log_dir.mkdir(parents=True, exist_ok=True)
         stem = Path(cfg.replay).name.split(".")[0] if cfg.replay else "match"
         for seat, s in enumerate(self.seats):
-            s.scratch = Path(tempfile.mkdtemp(prefix=f"referee-seat{seat}-"))
+            try:
+                s.scratch_dir = sbx.Scratch(seat)
+            except OSError as exc:
+                raise UsageError(
+                    f"cannot make a scratch directory in {tempfile.gettempdir()}: "
+                    f"{exc.strerror or exc}"
+                ) from None
+            s.scratch = s.scratch_dir.path
             marker = s.marker = f"rfb-{os.getpid()}-{seat}-{os.urandom(4).hex()}"
             try:
                 launch = sbx.prepare_launch(
@@ -242,6 +254,7 @@ class Match:
                 self._pinned_from = self._pinned_from or set(cpus)
                 pin_thread({placement[1][seat]})
             s.bot = BotProcess(seat, launch, cfg.max_line, stderr_log=log)
+            s.seen_pids.add(s.bot.pid)
         if placement is not None:
             pin_thread({placement[0]})
         # Spinning only pays while a bot can run on another CPU meanwhile.
@@ -481,9 +494,13 @@ class Match:
         limits = self.cfg.limits
         out = self.judge.out
         for seat, s in enumerate(self.seats):
-            if out[seat] or s.bot is None or s.bot.exited:
+            # (poll_exit also lets go a bot that made the referee its tracer and
+            # stopped: PTRACE_TRACEME where nothing refuses it.)
+            if out[seat] or s.bot is None or s.bot.poll_exit():
                 continue
             usage = sbx.tree_usage(s.bot.pid)
+            if len(s.seen_pids) < SEEN_PIDS_MAX:
+                s.seen_pids.update(usage.pids)
             if self._group_nice:
                 # Again for every session in the tree (a bot may start new ones, or
                 # lower its group's nice value): see BotProcess.
@@ -515,18 +532,8 @@ class Match:
                     f"CPU time {usage.cpu_s:.1f} s > {limits.cpu_s:g} s",
                 )
                 over.append(seat)
-            elif s.scratch is not None and self.layer is not None and step > 0:
-                private_tmp = "tmpfs" in self.layer.isolation
-                disk = sbx.disk_usage(s.scratch, usage.pids, private_tmp, limits.disk_files)
-                if disk.bytes > limits.disk_mib * 1024 * 1024 or disk.entries > limits.disk_files:
-                    self._fault(
-                        seat,
-                        step,
-                        faults.DISK_LIMIT,
-                        f"wrote {disk.bytes // (1024 * 1024)} MiB in {disk.entries} entries "
-                        f"(limits {limits.disk_mib} MiB, {limits.disk_files} entries)",
-                    )
-                    over.append(seat)
+            elif step > 0 and now >= s.next_disk_walk and self._over_disk(seat, step, usage.pids):
+                over.append(seat)
         if self._fair is not None and step > 0:
             # Each seat's CPU while an opponent still owes its move (docs/security.md);
             # from the first turn on (start-up is no one's pondering).
@@ -554,6 +561,54 @@ class Match:
                     self._fault(seat, step, faults.CPU_SHARE, detail)
                     over.append(seat)
         return over
+
+    def _over_disk(self, seat: int, step: int, pids: list[int], last: bool = False) -> bool:
+        """Whether the seat's bot holds more than its disk limits (a fault then). A
+        walk during play has a time budget, and the next one waits ten times as long
+        as this one took (at least a watchdog period), so that walking a huge tree
+        costs the match a tenth of its time at most; the ``last`` reading, at the end
+        of the match, has no time budget."""
+        s = self.seats[seat]
+        limits = self.cfg.limits
+        if s.scratch is None or self.layer is None:
+            return False
+        private_tmp = "tmpfs" in self.layer.isolation
+        began = time.monotonic()
+        disk = sbx.disk_usage(
+            s.scratch,
+            pids,
+            private_tmp,
+            limits.disk_files,
+            None if last else DISK_WALK_BUDGET_S,
+        )
+        took = time.monotonic() - began
+        s.next_disk_walk = began + took + max(WATCHDOG_PERIOD, DISK_WALK_SPACING * took)
+        if disk.bytes <= limits.disk_mib * 1024 * 1024 and disk.entries <= limits.disk_files:
+            return False
+        self._fault(
+            seat,
+            step,
+            faults.DISK_LIMIT,
+            f"wrote {disk.bytes // (1024 * 1024)} MiB in {disk.entries} entries "
+            f"(limits {limits.disk_mib} MiB, {limits.disk_files} entries)"
+            + (" by the end of the match" if last else ""),
+        )
+        return True
+
+    def _last_disk_reading(self) -> None:
+        """Disk use once more when play is over: a bot that wrote in its last moments
+        is over its limit all the same."""
+        # The fault belongs to the last step played (the state is one past it now).
+        step = max(0, self.game.step_number(self._state) - 1)
+        over = []
+        for seat, s in enumerate(self.seats):
+            if self.judge.out[seat] or s.bot is None:
+                continue
+            pids = [] if s.bot.poll_exit() else sbx.tree_usage(s.bot.pid).pids
+            if self._over_disk(seat, step, pids, last=True):
+                over.append(seat)
+        if over:
+            self._disqualify(over, step)
 
     def _disqualify(self, seats: list[int], step: int) -> None:
         seats = self.judge.disqualify(seats)
@@ -1015,6 +1070,7 @@ class Match:
             cpu_play = time.process_time()
             await self._play()
             self._play_s = time.monotonic() - play_started
+            self._last_disk_reading()
             cpu_played = time.process_time()
             # The bots' CPU while their trees are whole: what the exit status brings
             # back can miss processes a sandbox layer reaps on its own.
@@ -1028,7 +1084,12 @@ class Match:
             with trio.CancelScope(shield=True):
                 for s, clock in zip(self.seats, self.judge.clocks, strict=True):
                     s.max_move = clock.max_move
-                await finish_bots(self.seats, self.judge.out, self.mux, result)
+                isolation = self.layer.isolation if self.layer is not None else ()
+                try:
+                    await finish_bots(self.seats, self.judge.out, self.mux, result, isolation)
+                except Exception as exc:  # a last guard: the match keeps its result
+                    for s in self.seats:
+                        s.verdict.extra["teardown_error"] = f"{type(exc).__name__}: {exc}"[:200]
             idle_poll = self._idle_poll.held
             self._idle_poll.release()
             if result is None:
@@ -1069,6 +1130,18 @@ class Match:
             bot_startup_cpu_s=bot_startup,
             stderr_logs=[s.stderr_log for s in self.seats],
         )
+
+
+_swept = False
+
+
+def _sweep_once() -> None:
+    """Once per process: remove the scratch directories of referees that were
+    killed before they could (sandbox.sweep_stale_scratch)."""
+    global _swept
+    if not _swept:
+        _swept = True
+        sbx.sweep_stale_scratch()
 
 
 def is_reply_line(line: bytes) -> bool:

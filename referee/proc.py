@@ -126,6 +126,7 @@ class BotProcess:
         self.seat = seat
         self.max_line = max_line
         self.stderr = StderrCapture(log=stderr_log)
+        self.signal_as_exit_code = launch.signal_as_exit_code
         try:
             in_r, in_w = os.pipe2(os.O_CLOEXEC)
             out_r, out_w = os.pipe2(os.O_CLOEXEC)
@@ -296,6 +297,11 @@ class BotProcess:
             return True
         if pid == 0:
             return False
+        if not (os.WIFEXITED(status) or os.WIFSIGNALED(status)):
+            # A stop, reported because the bot made us its tracer (PTRACE_TRACEME
+            # where nothing refuses it): let it go on as if it had never asked.
+            sandbox.release_tracee(self.pid, status)
+            return False
         self.exited = True
         self.reaped = True
         self.rusage = rusage
@@ -334,6 +340,8 @@ class BotProcess:
         rc = self.returncode
         if rc is None:
             return None, None
+        if self.signal_as_exit_code and 128 < rc < 128 + signal.NSIG:
+            rc = 128 - rc  # the launcher's way of saying "killed by signal rc - 128"
         if rc < 0:
             try:
                 return None, signal.Signals(-rc).name

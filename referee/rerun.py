@@ -27,6 +27,7 @@ import msgspec
 
 from .errors import ReplayError
 from .replay import Event, Footer, Header, iter_records
+from .termtext import printable
 from .verify import Step, decode_record
 
 
@@ -389,7 +390,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"  containment: recorded {was}, re-run {now_layer}")
         for f in outcome.faults:
             if f.kind == "handshake":
-                print(f"  seat {f.seat} failed to start this time: {f.detail}")
+                print(f"  seat {f.seat} failed to start this time: {printable(f.detail)}")
         try:
             divergence, steps = compare_replays(path, new)
         except ReplayError as exc:

@@ -4,7 +4,6 @@ teardown, the verdict's measurements)."""
 
 from __future__ import annotations
 
-import shutil
 import time
 from collections import deque
 from collections.abc import Sequence
@@ -35,6 +34,11 @@ class Seat:
         self.verdict = Verdict()
         self.owed: deque[int] = deque()  # steps whose reply has not arrived yet, oldest first
         self.scratch: Path | None = None
+        self.scratch_dir: sbx.Scratch | None = None  # the scratch directory and its lock
+        # Every pid seen in the bot's tree (the watchdog's samples): what it may have
+        # made System V IPC objects with, where it had the referee's uid.
+        self.seen_pids: set[int] = set()
+        self.next_disk_walk = 0.0  # when the watchdog may walk its scratch again
         self.uid = -1  # the bot's uid (its own leased one when the referee is root)
         self.uid_leased = False
         self.marker = ""  # in the bot's environment: attributes escaped processes
@@ -48,7 +52,11 @@ class Seat:
 
 
 async def finish_bots(
-    seats: Sequence[Seat], out: Sequence[bool], mux: Multiplexer | None, result: GameResult | None
+    seats: Sequence[Seat],
+    out: Sequence[bool],
+    mux: Multiplexer | None,
+    result: GameResult | None,
+    isolation: Sequence[str] = ("fs", "syscalls"),
 ) -> None:
     """The end of a match for every bot: the end message, a grace period to exit, then
     its whole process tree killed and reaped, escaped processes swept, and the
@@ -132,8 +140,35 @@ async def finish_bots(
     if mux is not None:
         mux.close()
     for s in seats:
-        if s.scratch is not None:
-            shutil.rmtree(s.scratch, ignore_errors=True)
-        if s.uid_leased:  # its whole tree is gone: the uid may serve another bot
-            sbx.release_uid(s.uid)
-            s.uid_leased = False
+        _remove_leftovers(s, isolation)
+
+
+# A bound on Seat.seen_pids (a fork bomb's pids, say): beyond it the oldest are kept.
+SEEN_PIDS_MAX = 4096
+
+
+def _remove_leftovers(s: Seat, isolation: Sequence[str]) -> None:
+    """What the seat's bot left on the host once its tree is gone: its scratch
+    directory, its System V IPC objects and, for a uid of its own, whatever that uid
+    owns in /tmp, /var/tmp and /dev/shm without a private file system ("fs"), and
+    its keyrings where no seccomp filter ("syscalls") refused it the keyring calls.
+    Then its uid is free for another bot. Never raises."""
+    try:
+        if s.scratch_dir is not None:
+            s.scratch_dir.remove()
+        elif s.scratch is not None:
+            sbx.remove_tree(s.scratch)
+        # Where the bot had an IPC namespace these are not visible here: nothing found.
+        own_uid = s.uid if s.uid_leased else None
+        ipc = sbx.remove_ipc(own_uid, s.seen_pids)
+        if ipc:  # on the record: what the referee removed after the bot
+            s.verdict.extra["ipc_removed"] = ipc[:20]
+        if own_uid is not None and "fs" not in isolation:
+            sbx.remove_owned(own_uid)
+        if own_uid is not None and "syscalls" not in isolation:
+            sbx.clear_keyrings(own_uid)
+    except Exception:  # noqa: S110 - a teardown must not fail
+        pass
+    if s.uid_leased:  # its whole tree is gone: the uid may serve another bot
+        sbx.release_uid(s.uid)
+        s.uid_leased = False

@@ -35,6 +35,7 @@ from .report_page import (
     seat_colour,
     summary_html,
 )
+from .termtext import printable
 
 
 class WalkedStep(msgspec.Struct):
@@ -261,7 +262,7 @@ class StepReport:
             action = step.actions[seat]
             if fault is not None:
                 parts.append(f"{who}: no move ({fault.kind})")
-                faults.append(f"seat {seat} {fault.kind}: {fault.detail}")
+                faults.append(f"seat {seat} {fault.kind}: {printable(fault.detail)}")
             elif action is not None:
                 parts.append(f"{who}: {self.action_words(walk, step, seat, action)}")
         took = [step.us[s] for s in step.asked]

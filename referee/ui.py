@@ -8,9 +8,11 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
 from .games import GAMES
 from .match import PlayedMatch
+from .termtext import printable
 
 
 class LiveProgress:
@@ -64,7 +66,8 @@ class LiveProgress:
 def result_table(outcome: PlayedMatch) -> Table:
     header = outcome.header
     result = outcome.result
-    names = [b.label or b.name or f"seat {b.seat}" for b in header.bots]
+    # A bot's name is its own choice: shown escaped, and never read as rich markup.
+    names = [printable(b.label or b.name or f"seat {b.seat}") for b in header.bots]
     game = GAMES.get(header.game)
     labels = game.score_labels if game is not None else {}
     word = game.step_word if game is not None else "round"
@@ -72,7 +75,7 @@ def result_table(outcome: PlayedMatch) -> Table:
     table = Table(title=title, show_lines=False)
     table.add_column("")
     for name in names:
-        table.add_column(name, justify="right")
+        table.add_column(Text(name), justify="right")
     first = result.seats[0]
     for key in first.scores:
         table.add_row(labels.get(key, key), *[f"{s.scores[key]:+.4f}" for s in result.seats])
@@ -103,4 +106,4 @@ def winner_line(outcome: PlayedMatch) -> str:
     if result.winner is None:
         return "Result: draw"
     bot = outcome.header.bots[result.winner]
-    return f"Winner: {bot.label or bot.name} (seat {result.winner})"
+    return f"Winner: {printable(bot.label or bot.name or '?')} (seat {result.winner})"

@@ -27,6 +27,7 @@ from .faults import FaultRecord
 from .replay_view import BUCKETS, SEAT_STYLES, OtherGame, ViewData, load_view
 from .report_page import Plot
 from .step_report import Walk, render_walk, report_for, verify_summary, walk
+from .termtext import printable
 
 _DOTS = ((0x01, 0x02, 0x04, 0x40), (0x08, 0x10, 0x20, 0x80))
 
@@ -123,7 +124,7 @@ def summary(data: ViewData | Walk, replay: Path | None = None) -> Group:
     """The header, the result table and the faults, in the game's own words; with
     ``replay``, also where each seat's stderr log lies next to it."""
     h = data.header
-    labels = data.labels
+    labels = [printable(label) for label in data.labels]  # a bot's name is its own choice
     if isinstance(data, Walk):
         word, recorded, where = data.word, data.recorded, data.where
     else:
@@ -147,11 +148,13 @@ def summary(data: ViewData | Walk, replay: Path | None = None) -> Group:
     table.add_column("")
     for seat, label in enumerate(labels):
         table.add_column(
-            f"seat {seat}: {label}", style=SEAT_STYLES[seat % len(SEAT_STYLES)].split()[-1]
+            Text(f"seat {seat}: {label}"), style=SEAT_STYLES[seat % len(SEAT_STYLES)].split()[-1]
         )
     bots = h.bots
-    table.add_row("bot name", *[f"{b.name or '?'} {b.version or ''}".strip() for b in bots])
-    table.add_row("command", *[" ".join(b.command) for b in bots])
+    table.add_row(
+        "bot name", *[Text(printable(f"{b.name or '?'} {b.version or ''}".strip())) for b in bots]
+    )
+    table.add_row("command", *[Text(printable(" ".join(b.command))) for b in bots])
     table.add_row("seed", *[str(b.seed) for b in bots])
     table.add_row("sha256", *[(b.sha256 or "-")[:16] for b in bots])
     footer = data.footer
@@ -187,7 +190,11 @@ def summary(data: ViewData | Walk, replay: Path | None = None) -> Group:
         )
         shown: list[FaultRecord] = footer.faults[:8]
         for f in shown:
-            lines.append(Text(f"fault: {where(f.round)} seat {f.seat} {f.kind}: {f.detail}", "red"))
+            lines.append(
+                Text(
+                    f"fault: {where(f.round)} seat {f.seat} {f.kind}: {printable(f.detail)}", "red"
+                )
+            )
         if len(footer.faults) > len(shown):
             lines.append(Text(f"... {len(footer.faults) - len(shown)} more faults", "red"))
         logs = [
@@ -206,7 +213,9 @@ def summary(data: ViewData | Walk, replay: Path | None = None) -> Group:
             )
         )
     for e in data.events:
-        lines.append(Text(f"event: {where(e.n)} {e.kind} seats {e.seats} {e.detail}", "yellow"))
+        lines.append(
+            Text(f"event: {where(e.n)} {e.kind} seats {e.seats} {printable(e.detail)}", "yellow")
+        )
     if isinstance(data, Walk) and data.stopped is not None:
         lines.append(
             Text(f"the rules could not re-play the replay from here on: {data.stopped}", "yellow")

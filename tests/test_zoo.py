@@ -336,6 +336,11 @@ def _check(run: Run, expect: Expect) -> None:
         assert rounds and min(rounds) == expect.round, context
     if expect.exit_code is not None:
         assert verdict.get("exit_code") == expect.exit_code, context
+    if expect.signal is not None:
+        assert verdict.get("signal") == expect.signal, context
+        assert verdict.get("exit_code") is None, context
+    if expect.detail is not None:
+        assert verdict["faults"][0]["detail"] == expect.detail, context
     kept = verdict.get("stderr_head", "") + verdict.get("stderr_tail", "")
     for text in expect.stderr:
         assert text.format(**run.places) in kept, context
@@ -352,9 +357,94 @@ def _check(run: Run, expect: Expect) -> None:
     _check_probe_side_effects(run)
 
 
+def _stderr_value(run: Run, label: str) -> str | None:
+    """The value of the bot's "<label>: <value>" line on stderr, if any."""
+    seat = next(s for s in (run.result or {}).get("seats", []) if s["seat"] == 0)
+    kept = seat["verdict"].get("stderr_head", "") + seat["verdict"].get("stderr_tail", "")
+    for line in kept.splitlines():
+        if line.startswith(label + ": "):
+            return line[len(label) + 2 :]
+    return None
+
+
+def _sysv_keys(kinds: tuple[str, ...]) -> set[int]:
+    keys = set()
+    for kind in kinds:
+        with open(f"/proc/sysvipc/{kind}") as f:
+            keys.update(int(line.split()[0]) for line in f.read().splitlines()[1:])
+    return keys
+
+
+_KEYCTL = {"x86_64": 250, "aarch64": 219, "riscv64": 219}
+KEYCTL_SEARCH, KEYCTL_UNLINK, KEY_SPEC_USER_KEYRING = 10, 9, -4
+
+
+def _user_key(uid: int, description: str, unlink: bool = False) -> bool:
+    """Whether ``uid``'s user keyring holds a "user" key ``description`` (looked for
+    by a child process that becomes ``uid``); ``unlink`` removes it."""
+    import ctypes
+    import platform
+
+    nr = _KEYCTL[platform.machine()]
+    child = os.fork()
+    if child == 0:
+        found = 2
+        try:
+            if os.getuid() != uid:
+                os.setresgid(uid, uid, uid)
+                os.setresuid(uid, uid, uid)
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.syscall.restype = ctypes.c_long
+            key = libc.syscall(
+                nr, KEYCTL_SEARCH, KEY_SPEC_USER_KEYRING, b"user", description.encode(), 0
+            )
+            if key >= 0 and unlink:
+                libc.syscall(nr, KEYCTL_UNLINK, key, KEY_SPEC_USER_KEYRING, 0, 0)
+            found = 1 if key >= 0 else 0
+        finally:
+            os._exit(found)
+    _, status = os.waitpid(child, 0)
+    code = os.waitstatus_to_exitcode(status)
+    assert code in (0, 1), code
+    return code == 1
+
+
 def _check_probe_side_effects(run: Run) -> None:
     isolation = set(run.layer.isolation)
     name = run.bot.name
+    scratch = _stderr_value(run, "scratch")
+    if scratch is not None:  # the bot's scratch directory went with the match
+        assert not os.path.lexists(scratch), f"{scratch} was left behind"
+    if name == "keyring_leftover":
+        added = _stderr_value(run, "keyring")
+        assert added is not None
+        if added.startswith("added "):
+            uid = run.result["containment"]["bot_uids"][0] if run.result else -1
+            if os.geteuid() == 0:  # a uid of the bot's own: its keyring must be empty
+                assert not _user_key(uid, added[6:]), f"{added[6:]} left in uid {uid}'s keyring"
+            else:  # the referee's own user's keyring: the test's own clean-up
+                _user_key(uid, added[6:], unlink=True)
+    if name == "ipc_leftovers":
+        key = _stderr_value(run, "ipc")
+        assert key is not None and key.startswith("key=")
+        # An IPC namespace (bwrap, unshare; every layer as root), else removal by the
+        # bot's own uid (root) or by the pids of its processes: a semaphore set
+        # records none, so an unprivileged referee cannot tell a bot's from its
+        # user's own without a namespace (docs/security.md).
+        kinds = ("shm", "msg", "sem")
+        if os.geteuid() != 0 and "pid" not in isolation:
+            kinds = ("shm", "msg")
+            # (the test's own clean-up of the semaphore set it knows the key of)
+            subprocess.run(["ipcrm", "-S", key[4:]], capture_output=True, check=False)
+        assert int(key[4:], 16) not in _sysv_keys(kinds), f"System V objects of {key} left"
+        shm = _stderr_value(run, "posix-shm")
+        assert shm is not None
+        if os.geteuid() != 0 and not {"fs", "tmpfs"} & isolation:
+            # basic as an unprivileged user: the bot is the referee's own user with
+            # the host's /dev/shm, and its files cannot be told from the user's.
+            Path("/dev/shm" + shm).unlink(missing_ok=True)
+        else:
+            assert not os.path.lexists("/dev/shm" + shm), shm
     if name == "tcp_connect":
         contained = bool({"net", "tcp", "sockets"} & isolation)
         assert (run.tcp_connections == 0) == contained, run.tcp_connections

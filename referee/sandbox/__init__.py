@@ -30,6 +30,11 @@ Modules:
     CPU affinity and time slices for a bot's threads.
 ``identity``
     the unprivileged uid each bot runs as when the referee is root.
+``cleanup``
+    what a bot leaves behind, removed whatever it is: scratch trees of any depth and
+    mode, System V IPC objects, and the scratch directories of a killed referee.
+``disk``
+    what a bot's writable places hold, walked with directory fds within a budget.
 
 Every wrapper either execs the bot or lets go of its stdin and stdout, so that a bot
 closing a pipe is noticed.
@@ -48,6 +53,14 @@ from .base import (
     SandboxError,
 )
 from .choose import choose_layer
+from .cleanup import (
+    Scratch,
+    clear_keyrings,
+    remove_ipc,
+    remove_owned,
+    remove_tree,
+    sweep_stale_scratch,
+)
 from .disk import DiskUsage, disk_usage
 from .fairness import FairShare
 from .identity import BotUnreachable, lease_uid, release_uid
@@ -59,6 +72,7 @@ from .proctree import (
     cpus_busy_s,
     enable_subreaper,
     kill_tree,
+    release_tracee,
     sweep_escaped,
     tree_cpu_s,
     tree_usage,
@@ -81,6 +95,7 @@ __all__ = [
     "SANDBOX_CHOICES",
     "SHIM_FAILURE_EXIT",
     "Launch",
+    "Scratch",
     "Layer",
     "LayerKind",
     "Limits",
@@ -94,6 +109,7 @@ __all__ = [
     "cpus_busy_s",
     "disk_usage",
     "choose_layer",
+    "clear_keyrings",
     "containment_record",
     "enable_subreaper",
     "group_nice_to_carry",
@@ -101,6 +117,11 @@ __all__ = [
     "landlock_abi",
     "lease_uid",
     "prepare_launch",
+    "release_tracee",
+    "remove_ipc",
+    "remove_owned",
+    "remove_tree",
+    "sweep_stale_scratch",
     "release_uid",
     "session_nice",
     "set_slice",

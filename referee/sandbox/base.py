@@ -129,6 +129,9 @@ class Launch(msgspec.Struct, frozen=True):
     # back with sandbox.release_uid once the tree is gone), else the referee's.
     uid: int = -1
     leased: bool = False
+    # The launcher reports the bot's death by signal N as exit code 128 + N (bwrap's
+    # pid 1 does): BotProcess decodes it, so a fault reads the same in every layer.
+    signal_as_exit_code: bool = False
 
     def close_fds(self) -> None:
         for fd in self.pass_fds:

@@ -5,6 +5,8 @@ The watchdog compares it with ``Limits.disk_mib`` and ``Limits.disk_files``."""
 from __future__ import annotations
 
 import os
+import stat
+import time
 from pathlib import Path
 from typing import NamedTuple
 
@@ -12,28 +14,89 @@ from typing import NamedTuple
 class DiskUsage(NamedTuple):
     bytes: int  # allocated, so a sparse file counts what it really takes
     entries: int  # files, directories, links, ...
+    complete: bool = True  # False when the walk stopped at its entry or time budget
 
 
-def _walk(top: str, budget: int) -> DiskUsage:
-    """Size and entries under ``top``, without following links; stops counting once
-    ``budget`` entries have been seen (the caller is over its limit then anyway)."""
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
+
+
+def _walk(top: str, budget: int, budget_s: float | None = None) -> DiskUsage:
+    """Size and entries under ``top``, without following links, walked with directory
+    file descriptors (no path grows with the depth, so nothing deeper than PATH_MAX
+    is missed) and without recursion. Stops once ``budget`` entries have been seen
+    (the caller is over its limit then anyway) or after ``budget_s`` seconds: a walk
+    is bounded whatever the tree, so it cannot stall the match. Never raises."""
+    deadline = None if budget_s is None else time.monotonic() + budget_s
     total = entries = 0
-    stack = [top]
-    while stack and entries <= budget:
-        try:
-            with os.scandir(stack.pop()) as it:
-                for entry in it:
-                    entries += 1
-                    try:
-                        st = entry.stat(follow_symlinks=False)
-                    except OSError:
-                        continue
-                    total += st.st_blocks * 512
-                    if entry.is_dir(follow_symlinks=False):
-                        stack.append(entry.path)
-        except OSError:
-            continue
-    return DiskUsage(total, entries)
+    try:
+        fd = os.open(top, _DIR_FLAGS)
+    except OSError:
+        return DiskUsage(0, 0)
+    top_st = os.fstat(fd)
+    # The way down: (device, inode, the parent's directories still to walk) per level.
+    path: list[tuple[int, int, list[str]]] = []
+    complete = True
+    try:
+        pending = _scan(fd)
+        total += pending[1]
+        entries += pending[2]
+        todo = pending[0]
+        while True:
+            if entries > budget or (deadline is not None and time.monotonic() > deadline):
+                complete = False
+                break
+            if todo:
+                name = todo.pop()
+                try:
+                    child = os.open(name, _DIR_FLAGS, dir_fd=fd)
+                except OSError:
+                    continue  # gone, replaced, or closed to us (then it holds nothing we can see)
+                st = os.fstat(child)
+                path.append((st.st_dev, st.st_ino, todo))
+                os.close(fd)
+                fd = child
+                todo, size, count = _scan(fd)
+                total += size
+                entries += count
+                continue
+            if not path:
+                break
+            _dev, _ino, todo = path.pop()
+            want = (path[-1][0], path[-1][1]) if path else (top_st.st_dev, top_st.st_ino)
+            try:
+                up = os.open("..", _DIR_FLAGS, dir_fd=fd)
+            except OSError:
+                complete = False
+                break
+            os.close(fd)
+            fd = up
+            st = os.fstat(fd)
+            if (st.st_dev, st.st_ino) != want:
+                complete = False  # moved under us: what was counted stands
+                break
+    finally:
+        os.close(fd)
+    return DiskUsage(total, entries, complete)
+
+
+def _scan(fd: int) -> tuple[list[str], int, int]:
+    """(subdirectory names, bytes, entries) of the directory ``fd`` itself."""
+    subdirs: list[str] = []
+    total = entries = 0
+    try:
+        with os.scandir(fd) as it:
+            for entry in it:
+                entries += 1
+                try:
+                    st = entry.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                total += st.st_blocks * 512
+                if stat.S_ISDIR(st.st_mode):
+                    subdirs.append(entry.name)
+    except OSError:
+        pass
+    return subdirs, total, entries
 
 
 def _tmpfs_used(path: str) -> DiskUsage:
@@ -53,10 +116,13 @@ def _own_mounts(pid: int) -> bool:
         return False
 
 
-def disk_usage(scratch: Path, pids: list[int], private_tmp: bool, budget: int) -> DiskUsage:
-    """What the bot whose live tree is ``pids`` holds in its writable places. Never
-    raises."""
-    used = _walk(str(scratch), budget)
+def disk_usage(
+    scratch: Path, pids: list[int], private_tmp: bool, budget: int, budget_s: float | None = None
+) -> DiskUsage:
+    """What the bot whose live tree is ``pids`` holds in its writable places; the walk
+    of its scratch directory stops at ``budget`` entries or ``budget_s`` seconds.
+    Never raises."""
+    used = _walk(str(scratch), budget, budget_s)
     if private_tmp and pids and _own_mounts(pids[-1]):
         # The deepest process is the bot itself, inside the sandbox's mount namespace.
         root = f"/proc/{pids[-1]}/root"
@@ -67,7 +133,9 @@ def disk_usage(scratch: Path, pids: list[int], private_tmp: bool, budget: int) -
                 # host's whole file system must not be charged to the bot.
                 continue
             extra = _tmpfs_used(f"{root}/{place}")
-            used = DiskUsage(used.bytes + extra.bytes, used.entries + extra.entries)
+            used = used._replace(
+                bytes=used.bytes + extra.bytes, entries=used.entries + extra.entries
+            )
     return used
 
 

@@ -113,6 +113,7 @@ def _launch(
         pass_fds=prefix.pass_fds,
         uid=identity[0] if identity else os.getuid(),
         leased=identity is not None,
+        signal_as_exit_code=getattr(kind, "signal_as_exit_code", False),
     )
 
 

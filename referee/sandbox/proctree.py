@@ -7,6 +7,7 @@ Everything is read from /proc; nothing here raises on a process that is gone.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import signal
 import time
@@ -324,6 +325,25 @@ def kill_tree(pid: int, timeout: float = 2.0) -> int:
         _doomed.clear()  # only a memory bound; entries are normally removed on reaping
     _doomed.update(hit)
     return len(hit)
+
+
+_PTRACE_DETACH = 17
+
+
+def release_tracee(pid: int, status: int) -> None:
+    """Detach from ``pid``, a process that made this one its tracer and whose stop
+    ``status`` (from wait) this one just received, handing it the signal it stopped
+    with (but a SIGTRAP, which only marks a traced exec). A tracee left stopped would
+    never move again, and its stop is no exit. Never raises."""
+    sig = os.WSTOPSIG(status) if os.WIFSTOPPED(status) else 0
+    if sig in (signal.SIGTRAP, signal.SIGSTOP):
+        sig = 0
+    try:
+        lib = libc()
+        lib.ptrace.argtypes = [ctypes.c_long, ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p]
+        lib.ptrace(_PTRACE_DETACH, pid, None, ctypes.c_void_p(sig))
+    except (OSError, AttributeError):
+        pass
 
 
 _subreaper: bool | None = None

@@ -214,9 +214,14 @@ def main(args: list[str]) -> None:
         while True:
             try:
                 _, status = os.waitpid(child, 0)
-                break
             except InterruptedError:
                 continue
+            if os.WIFEXITED(status) or os.WIFSIGNALED(status):
+                break
+            # A stop: the bot made this monitor its tracer (PTRACE_TRACEME). Let it
+            # go (PTRACE_DETACH) with the signal it stopped with, but a SIGTRAP.
+            sig = os.WSTOPSIG(status) if os.WIFSTOPPED(status) else 0
+            libc.ptrace(17, child, None, 0 if sig == signal.SIGTRAP else sig)
         if os.WIFSIGNALED(status):
             sig = os.WTERMSIG(status)
             if sig not in (signal.SIGKILL, signal.SIGSTOP):
@@ -253,8 +258,9 @@ def main(args: list[str]) -> None:
         else:
             if identity:
                 # A private mount namespace (root needs no user namespace for it), so
-                # that what the seat's uid must reach can be made reachable.
-                check(libc.unshare(0x00020000), "unshare(mount)")
+                # that what the seat's uid must reach can be made reachable; and an
+                # IPC namespace, so that no System V object outlives the bot.
+                check(libc.unshare(0x00020000 | 0x08000000), "unshare(mount, ipc)")
                 ms_rec, ms_private = 1 << 14, 1 << 18
                 check(libc.mount(b"none", b"/", None, ms_rec | ms_private, None), "private /")
                 make_reachable(spec.get("reach", []), *identity)

@@ -450,7 +450,13 @@ def _play(
     import trio
     from rich.console import Console
 
-    from .dashboard import Dashboard, bracket_table, cross_table_view, standings_table
+    from .dashboard import (
+        Dashboard,
+        bracket_table,
+        cross_table_view,
+        shown,
+        standings_table,
+    )
     from .executor import MatchFailed, ProcessExecutor
     from .export import write_exports
     from .runner import Runner
@@ -474,12 +480,12 @@ def _play(
             done, total, _rd, _rt = runner.work()
             if plan.stage == "table":
                 places = ", ".join(
-                    f"{runner.names[b]} #{p}"
+                    f"{shown(runner.names[b])} #{p}"
                     for b, p in zip(played.seats, played.placement, strict=True)
                 )
                 console.print(f"[{done}/{total}] {plan.id}: {places}", highlight=False)
                 return
-            a, b = (runner.names[s] for s in plan.seats)
+            a, b = (shown(runner.names[s]) for s in plan.seats)
             console.print(
                 f"[{done}/{total}] {plan.id}: {a} {played.final[0]:+.4f}, "
                 f"{b} {played.final[1]:+.4f}",
@@ -542,10 +548,12 @@ def _play(
         if runner.bracket is not None and runner.bracket.rounds:
             out.print(bracket_table(runner.bracket, runner.names))
         if summary["champion"] and not (runner.bracket and runner.bracket.rounds):
-            out.print(f"[bold]Champion: {summary['champion']}[/]")
+            out.print(f"[bold]Champion: {shown(summary['champion'])}[/]")
         faulty = [s for s in standings if s.faults]
         for s in faulty:
-            out.print(f"faults: {s.name}: {s.faults} in the pool ({s.disqualified} disqualified)")
+            out.print(
+                f"faults: {shown(s.name)}: {s.faults} in the pool ({s.disqualified} disqualified)"
+            )
         out.print(f"{len(summary['matches'])} matches in {wall:.1f} s; results in {out_dir}/")
         out.print(_cpu_line(cpu), highlight=False)
     summary["timing"]["cpu"] = cpu
@@ -607,7 +615,7 @@ def _finish_tables(
     """Exports and summary of a table league (a game of more than two players)."""
     from rich.console import Console
 
-    from .dashboard import table_standings_table
+    from .dashboard import shown, table_standings_table
     from .export import write_table_exports
 
     standings = runner.table_standings()
@@ -617,7 +625,7 @@ def _finish_tables(
         out.print(table_standings_table(standings, f"{resolved.name}: standings"))
         for s in standings:
             if s.faults:
-                out.print(f"faults: {s.name}: {s.faults} ({s.disqualified} disqualified)")
+                out.print(f"faults: {shown(s.name)}: {s.faults} ({s.disqualified} disqualified)")
         out.print(f"{len(summary['matches'])} tables in {wall:.1f} s; results in {out_dir}/")
         out.print(_cpu_line(cpu), highlight=False)
     summary["timing"]["cpu"] = cpu

@@ -9,6 +9,7 @@ from typing import Any
 import trio
 from rich.console import Console, Group, RenderableType
 from rich.live import Live
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     Progress,
@@ -19,6 +20,7 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
+from ..termtext import printable
 from .executor import Executor
 from .runner import Runner
 from .schedule import Bracket, round_name
@@ -26,6 +28,12 @@ from .standings import Standing, TableStanding, cross_table
 
 TOP_N = 10
 REFRESH_S = 0.25
+
+
+def shown(name: str) -> str:
+    """A bot's name as rich markup: escaped for the terminal (a name may be a file
+    name its author chose) and never read as markup itself."""
+    return escape(printable(name))
 
 
 class Dashboard:
@@ -70,9 +78,9 @@ class Dashboard:
             if w is None or w.since is None:
                 continue
             if r.table_size is not None:
-                seats = [", ".join(r.names[b] for b in plan.seats)]
+                seats = [", ".join(shown(r.names[b]) for b in plan.seats)]
             else:
-                seats = [r.names[plan.seats[0]], r.names[plan.seats[1]]]
+                seats = [shown(r.names[plan.seats[0]]), shown(r.names[plan.seats[1]])]
             length = f"{plan.rounds:,}" if plan.rounds else "default"
             flight.add_row(mid, *seats, length, f"{now - w.since:.1f} s")
         parts: list[RenderableType] = [self.progress, flight]
@@ -119,7 +127,7 @@ def standings_table(rows: list[Standing], title: str, full: bool = True) -> Tabl
         rating.append("" if s.order_prob is None else f"{s.order_prob:.3f}")
         t.add_row(
             str(s.rank),
-            s.name,
+            shown(s.name),
             str(s.played),
             f"{s.wins}-{s.draws}-{s.losses}",
             f"{s.mean_final:.4f}",
@@ -145,7 +153,7 @@ def table_standings_table(rows: list[TableStanding], title: str) -> Table:
     for s in rows:
         t.add_row(
             str(s.rank),
-            s.name,
+            shown(s.name),
             str(s.played),
             str(s.wins),
             f"{s.mean_placement:.3f}",
@@ -175,7 +183,7 @@ def cross_table_view(rows: list[Standing], games: list[Any]) -> Table:
             else:
                 style = "green" if c.final_diff > 0 else "red" if c.final_diff < 0 else ""
                 line.append(Text(f"{c.final_diff:+.2f}", style=style))
-        t.add_row(f"{k} {a.name}", *line)
+        t.add_row(f"{k} {shown(a.name)}", *line)
     return t
 
 
@@ -188,11 +196,11 @@ def bracket_table(bracket: Bracket, names: list[str]) -> Table:
     for rnd in bracket.rounds:
         cells = []
         for tie in rnd:
-            a = f"({tie.seed_a}) {names[tie.a]}"
+            a = f"({tie.seed_a}) {shown(names[tie.a])}"
             if tie.b is None:
                 cells.append(f"{a}\n  bye")
                 continue
-            b = f"({tie.seed_b}) {names[tie.b]}"
+            b = f"({tie.seed_b}) {shown(names[tie.b])}"
             mark_a = "[bold green]" if tie.winner == tie.a else ""
             mark_b = "[bold green]" if tie.winner == tie.b else ""
             end_a = "[/]" if mark_a else ""
@@ -204,5 +212,5 @@ def bracket_table(bracket: Bracket, names: list[str]) -> Table:
         cols.append([])
     t.add_row(*["\n\n".join(c) for c in cols])
     if bracket.champion is not None:
-        t.caption = f"Champion: {names[bracket.champion]}"
+        t.caption = f"Champion: {shown(names[bracket.champion])}"
     return t

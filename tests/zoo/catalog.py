@@ -77,6 +77,10 @@ class Expect:
     stderr: tuple[str, ...] = ()  # substrings of the stderr kept (placeholders allowed)
     exit_code: int | None = None
     escaped: bool = False  # verdict.escaped_processes must be non-empty
+    # The signal that killed it, and the first fault's exact words: one text per kind
+    # of fault, the same in every layer.
+    signal: str | None = None
+    detail: str | None = None
 
 
 @dataclass(frozen=True)
@@ -119,8 +123,25 @@ def ok(*stderr: str) -> Expect:
     return Expect(frozenset({"ok"}), disqualified=False, stderr=stderr)
 
 
-def fatal(*status: str, round: int | None = BAD_ROUND, exit_code: int | None = None) -> Expect:
-    return Expect(frozenset(status), disqualified=True, round=round, exit_code=exit_code)
+def fatal(
+    *status: str,
+    round: int | None = BAD_ROUND,
+    exit_code: int | None = None,
+    signal: str | None = None,
+) -> Expect:
+    detail = None
+    if signal is not None:
+        detail = f"the bot exited (killed by {signal})"
+    elif exit_code is not None:
+        detail = f"the bot exited (exit code {exit_code})"
+    return Expect(
+        frozenset(status),
+        disqualified=True,
+        round=round,
+        exit_code=exit_code,
+        signal=signal,
+        detail=detail,
+    )
 
 
 def round_fault(status: str) -> Expect:
@@ -230,9 +251,10 @@ ZOO: tuple[ZooBot, ...] = (
         ),
         note="imitates a launcher's failure at start-up, which would void the match",
     ),
-    ZooBot("segv", _py("segv.py"), _always(fatal("crash"))),
+    ZooBot("segv", _py("segv.py"), _always(fatal("crash", signal="SIGSEGV"))),
+    # (abort as a PID namespace's pid 1 ends in SIGSEGV: see abort.py)
     ZooBot("abort", _py("abort.py"), _always(fatal("crash"))),
-    ZooBot("c_segv", _c("segv"), _always(fatal("crash")), needs="c"),
+    ZooBot("c_segv", _c("segv"), _always(fatal("crash", signal="SIGSEGV")), needs="c"),
     ZooBot("c_abort", _c("abort"), _always(fatal("crash")), needs="c"),
     # -- memory and processes
     # Filling memory takes a while on a loaded machine: a long move limit makes sure
@@ -276,6 +298,20 @@ ZOO: tuple[ZooBot, ...] = (
         note="a thread writes 96 MiB into the scratch directory while the bot answers",
     ),
     ZooBot(
+        "deep_disk_hog",
+        _py("deep_disk_hog.py"),
+        _always(fatal("disk_limit", round=None)),
+        referee_args=("--disk-mib", "16", *_SLOW_MOVE),
+        note="32 MiB below 1108 nested directories, where a walk by path cannot reach",
+    ),
+    ZooBot(
+        "late_disk_hog",
+        _py("late_disk_hog.py"),
+        _always(fatal("disk_limit", round=20)),
+        referee_args=("--disk-mib", "16"),
+        note="64 MiB allocated just before its last reply",
+    ),
+    ZooBot(
         "fork_bomb",
         _py("fork_bomb.py"),
         _always(fatal("memory_limit", "timeout", round=None)),
@@ -285,6 +321,20 @@ ZOO: tuple[ZooBot, ...] = (
     ZooBot("c_fork_tree", _c("fork_tree"), _escape, needs="c"),
     ZooBot("daemon_stdout", _py("daemon_stdout.py"), _escape),
     ZooBot("ghost_daemon", _py("ghost_daemon.py"), _escape),
+    # -- what a teardown must survive and remove (every match still ends with its
+    # result and its footer; the scratch directory and IPC objects are gone after it)
+    ZooBot(
+        "deep_tree",
+        _py("deep_tree.py"),
+        _always(ok("deep_tree: 3000 levels")),
+        referee_args=_SLOW_MOVE,  # 3000 mkdirs took over 0.5 s on a loaded machine
+        note="3000 nested directories: deeper than PATH_MAX and the recursion limit",
+    ),
+    ZooBot("hostile_modes", _py("hostile_modes.py"), _always(ok("hostile_modes: left"))),
+    ZooBot("ptrace_fork", _py("ptrace_fork.py"), _always(ok("ptrace_fork: forked"))),
+    ZooBot("stopped_zombies", _py("stopped_zombies.py"), _escape),
+    ZooBot("ipc_leftovers", _py("ipc_leftovers.py"), _always(ok("ipc: made"))),
+    ZooBot("keyring_leftover", _py("keyring_leftover.py"), _always(ok("keyring: "))),
     # -- output
     ZooBot(
         "stdout_flood",

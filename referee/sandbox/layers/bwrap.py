@@ -38,6 +38,8 @@ class Bwrap:
     name = "bwrap"
     rank = 10
     private_tmp = True
+    # bwrap's pid 1 exits with 128 + N when the bot dies of signal N.
+    signal_as_exit_code = True
 
     def probe(self) -> Layer:
         tools = common_tools()

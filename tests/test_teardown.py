@@ -1,0 +1,223 @@
+"""What a bot leaves behind cannot fail the teardown, hide from the disk limit, or
+outlive its match: referee/sandbox/cleanup.py and disk.py, and the sweep of a killed
+referee's scratch directories through the real CLI."""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from conftest import ROOT
+
+from referee.sandbox import Scratch, disk_usage, remove_ipc, remove_tree, sweep_stale_scratch
+from referee.sandbox.disk import _walk
+
+# 2 characters a level: 4200 > PATH_MAX (4096), and deeper than Python's recursion
+# limit (the zoo's deep_tree makes 3000, as the attack that found the hole did).
+DEPTH = 2100
+
+
+def _chain(top: Path, depth: int, payload: bytes = b"") -> None:
+    """``depth`` nested directories "d" below ``top`` (made with directory fds, as a
+    path that long cannot be used), with ``payload`` in a file at the bottom."""
+    fd = os.open(top, os.O_RDONLY | os.O_DIRECTORY)
+    for _ in range(depth):
+        os.mkdir("d", dir_fd=fd)
+        child = os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+        os.close(fd)
+        fd = child
+    if payload:
+        out = os.open("bottom", os.O_WRONLY | os.O_CREAT, 0o600, dir_fd=fd)
+        os.write(out, payload)
+        os.close(out)
+    os.close(fd)
+
+
+def test_a_chain_deeper_than_path_max_with_closed_modes_is_removed(tmp_path: Path) -> None:
+    top = tmp_path / "scratch"
+    top.mkdir()
+    try:
+        _chain(top, DEPTH, b"x" * 4096)
+    except BaseException:
+        remove_tree(top)
+        raise
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep").write_text("not the bot's")
+    (top / "link").symlink_to(outside)  # removed, never followed
+    (top / "closed").mkdir()
+    (top / "closed" / "f").write_text("x")
+    (top / "closed").chmod(0)
+    (top / "readonly").mkdir()
+    (top / "readonly" / "f").write_text("x")
+    (top / "readonly").chmod(0o500)
+    os.mkfifo(top / "fifo")
+    top.chmod(0o500)
+    assert remove_tree(top)
+    assert not top.exists()
+    assert (outside / "keep").read_text() == "not the bot's"
+
+
+def test_a_tree_that_is_a_link_or_a_file_or_missing_is_handled(tmp_path: Path) -> None:
+    target = tmp_path / "target"
+    target.mkdir()
+    (target / "keep").write_text("x")
+    (tmp_path / "link").symlink_to(target)
+    assert remove_tree(tmp_path / "link") and (target / "keep").exists()
+    (tmp_path / "file").write_text("x")
+    assert remove_tree(tmp_path / "file") and not (tmp_path / "file").exists()
+    assert remove_tree(tmp_path / "missing")
+
+
+def test_the_disk_walk_counts_what_lies_deeper_than_path_max(tmp_path: Path) -> None:
+    # A walk by path met ENAMETOOLONG half-way down and counted nothing below it.
+    fd = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+    for _ in range(20):  # 20 * 256 characters > PATH_MAX
+        os.mkdir("L" * 255, dir_fd=fd)
+        child = os.open("L" * 255, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+        os.close(fd)
+        fd = child
+    out = os.open("bottom", os.O_WRONLY | os.O_CREAT, 0o600, dir_fd=fd)
+    os.write(out, b"x" * (1 << 20))
+    os.close(out)
+    os.close(fd)
+    try:
+        used = disk_usage(tmp_path, [], False, 100_000)
+    finally:
+        remove_tree(tmp_path / ("L" * 255))  # (pytest's own clean-up cannot)
+    assert used.complete
+    assert used.entries == 20 + 1
+    assert used.bytes >= 1 << 20
+
+
+def test_a_disk_walk_stops_at_its_budgets(tmp_path: Path) -> None:
+    for i in range(50):
+        (tmp_path / f"dir{i}").mkdir()
+        for j in range(40):
+            (tmp_path / f"dir{i}" / f"f{j}").write_bytes(b"")
+    whole = _walk(str(tmp_path), 100_000)
+    assert whole.complete and whole.entries == 50 * 41
+    by_entries = _walk(str(tmp_path), 100)
+    assert not by_entries.complete and 100 < by_entries.entries <= 100 + 41
+    by_time = _walk(str(tmp_path), 100_000, budget_s=0.0)
+    assert not by_time.complete and by_time.entries < whole.entries
+
+
+def test_system_v_objects_made_by_a_bots_process_are_removed() -> None:
+    libc = ctypes.CDLL(None, use_errno=True)
+    key = 0x5EF00000 + os.getpid() % 0xFFFF
+    child = os.fork()
+    if child == 0:  # the "bot": makes a segment and a queue, and leaves
+        ok = libc.shmget(key, 1 << 16, 0o1000 | 0o600) >= 0
+        queue = libc.msgget(key, 0o1000 | 0o600)
+
+        class Msg(ctypes.Structure):
+            _fields_ = [("mtype", ctypes.c_long), ("text", ctypes.c_char * 8)]
+
+        ok = ok and queue >= 0 and libc.msgsnd(queue, ctypes.byref(Msg(1, b"x")), 8, 0) == 0
+        os._exit(0 if ok else 1)
+    _, status = os.waitpid(child, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+
+    def keys(kind: str) -> set[int]:
+        with open(f"/proc/sysvipc/{kind}") as f:
+            return {int(line.split()[0]) for line in f.read().splitlines()[1:]}
+
+    assert key in keys("shm") and key in keys("msg")
+    removed = remove_ipc(None, {child})
+    assert len(removed) == 2, removed
+    assert key not in keys("shm") and key not in keys("msg")
+
+
+_HOLDER = """
+import sys, time
+from referee.sandbox import Scratch
+s = Scratch(0, sys.argv[1])
+print(s.path, flush=True)
+time.sleep(60)
+"""
+
+
+def test_a_scratch_directory_is_swept_only_once_its_owner_is_dead(tmp_path: Path) -> None:
+    holder = subprocess.Popen(
+        [sys.executable, "-c", _HOLDER, str(tmp_path)], stdout=subprocess.PIPE, cwd=ROOT
+    )
+    try:
+        assert holder.stdout is not None
+        path = Path(holder.stdout.readline().decode().strip())
+        (path / "work").write_text("in use")
+        assert sweep_stale_scratch(str(tmp_path)) == []  # alive: never touched
+        assert (path / "work").exists()
+    finally:
+        holder.send_signal(signal.SIGKILL)
+        holder.wait()
+    assert sweep_stale_scratch(str(tmp_path)) == [str(path)]
+    assert os.listdir(tmp_path) == []
+    # A directory without a lock (another program's, or an older referee's) stays.
+    (tmp_path / "referee-seat0-abcdefgh").mkdir()
+    assert sweep_stale_scratch(str(tmp_path)) == []
+    mine = Scratch(1, str(tmp_path))
+    assert sweep_stale_scratch(str(tmp_path)) == []  # held by this very process
+    assert mine.remove() and sorted(os.listdir(tmp_path)) == ["referee-seat0-abcdefgh"]
+
+
+HANG_BOT = 'import sys\nsys.stdin.readline()\nprint(\'{"name": "h"}\', flush=True)\n'
+HANG_BOT += "import time\ntime.sleep(600)\n"
+
+
+def test_the_next_referee_sweeps_the_scratch_of_one_killed_mid_match(tmp_path: Path) -> None:
+    bot = tmp_path / "hang.py"
+    bot.write_text(HANG_BOT)
+    base = tmp_path / "tmp"
+    base.mkdir()
+    base.chmod(0o1777)
+    env = {**os.environ, "TMPDIR": str(base)}
+    argv = [sys.executable, "-m", "referee", "match", f"python {bot}", f"python {bot}"]
+    argv += ["--move-timeout", "30", "--handshake-timeout", "30", "--no-replay", "--quiet"]
+    victim = subprocess.Popen(argv, env=env, cwd=ROOT, stdout=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while len([p for p in base.iterdir() if p.is_dir()]) < 2:
+            assert time.monotonic() < deadline, "the referee made no scratch directories"
+            assert victim.poll() is None
+            time.sleep(0.05)
+    finally:
+        victim.send_signal(signal.SIGKILL)
+        victim.wait()
+    left = sorted(p.name for p in base.iterdir())
+    assert len(left) == 4, left  # two directories, two locks
+    rounds = ["--rounds", "3", "--json", "--no-replay", "--quiet"]
+    rock = [sys.executable, "-m", "referee", "match", "rock", "cycler", *rounds]
+    proc = subprocess.run(rock, env=env, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert list(base.iterdir()) == []
+
+
+def test_a_league_with_a_deep_tree_attacker_finishes_and_charges_it_alone(
+    tmp_path: Path,
+) -> None:
+    # The attacker hides 32 MiB below 1108 nested directories: on the old referee the
+    # disk walk missed it and the teardown's rmtree raised RecursionError, and after
+    # three such deaths of its worker the league stopped.
+    attacker = ROOT / "tests" / "zoo" / "deep_disk_hog.py"
+    out = tmp_path / "league"
+    argv = [sys.executable, "-m", "referee", "tournament", "rock", "cycler", f"python {attacker}"]
+    argv += ["--rounds", "10", "--move-timeout", "20", "--disk-mib", "16", "--legs", "1"]
+    argv += ["--finalists", "0", "--seed", "3", "-j", "2", "--out", str(out), "--quiet"]
+    proc = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=180)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    results = json.loads((out / "results.json").read_text())
+    assert results["complete"]
+    verdicts = [(s["bot"], s["verdict"]) for m in results["matches"] for s in m["seats"]]
+    assert len(verdicts) == 6
+    for bot, verdict in verdicts:
+        if bot == "deep_disk_hog":
+            assert verdict["status"] == "disk_limit" and verdict["disqualified"], verdict
+        else:
+            assert verdict["status"] == "ok" and not verdict["faults"], (bot, verdict)
