@@ -515,7 +515,14 @@ class Match:
                     f"CPU time {usage.cpu_s:.1f} s > {limits.cpu_s:g} s",
                 )
                 over.append(seat)
-            elif s.scratch is not None and self.layer is not None and step > 0:
+            elif (
+                s.scratch is not None
+                and self.layer is not None
+                and step > 0
+                # "disk": the layer's writable places are tmpfs of the limits, capped by
+                # the kernel (ENOSPC); there is nothing to walk.
+                and "disk" not in self.layer.isolation
+            ):
                 private_tmp = "tmpfs" in self.layer.isolation
                 disk = sbx.disk_usage(s.scratch, usage.pids, private_tmp, limits.disk_files)
                 if disk.bytes > limits.disk_mib * 1024 * 1024 or disk.entries > limits.disk_files:

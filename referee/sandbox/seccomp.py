@@ -15,8 +15,8 @@ every call but those of ``REFUSED`` and the argument checks, for a runtime that 
 a call the allow-list lacks.
 
 The filter is installed by the layer that starts the bot: ``bwrap --seccomp FD``, or
-the launcher shim of the ``unshare`` and ``landlock`` layers (referee/sandbox/layers/).
-The ``basic`` layer has none. Only the machine's own ABI is allowed: 32-bit (i386, x32,
+the launcher shim of the ``unshare``, ``landlock`` and ``basic`` layers
+(referee/sandbox/layers/). Only the machine's own ABI is allowed: 32-bit (i386, x32,
 32-bit ARM) calls fail with ENOSYS. Pure code: it builds bytes and never installs
 anything itself.
 """
@@ -171,17 +171,20 @@ CONDITIONAL: dict[str, str] = {
 }
 
 # The socket families each layer allows ((family, protocol) with protocol None for
-# any): a layer with a network namespace of its own allows the internet families
-# there (they reach nothing outside) and the netlink routing family (glibc and Go ask
-# it for the addresses of the interfaces); no other netlink family (netfilter, audit,
-# ...), no AF_VSOCK, no AF_PACKET. ``no-unix``: pathname Unix sockets of the host are
-# visible to the layer (the unshare layer hides /tmp and /run only), so socket(AF_UNIX)
-# is refused; socketpair stays (runtimes use it). ``none``: no network namespace.
+# any). ``netns``: a network namespace of its own, where the internet families reach
+# nothing outside, and the netlink routing family (glibc and Go ask it for the
+# addresses of the interfaces); no socket(AF_UNIX): a host's pathname Unix sockets
+# (dbus, a database, X11) may be visible to a layer in places it does not hide, and
+# an abstract one is per network namespace anyway. ``none``: no network namespace,
+# no socket at all. ``host`` (basic, which isolates nothing): the families of an
+# ordinary program. Never AF_PACKET, AF_VSOCK, AF_ALG, nor any netlink family but
+# routing (netfilter, audit, ...); socketpair(AF_UNIX) everywhere (runtimes use it,
+# and a connected pair reaches nothing).
 AF_UNIX, AF_INET, AF_INET6, AF_NETLINK = 1, 2, 10, 16
 NETLINK_ROUTE = 0
 SOCKET_POLICIES: dict[str, tuple[tuple[int, int | None], ...]] = {
-    "netns": ((AF_UNIX, None), (AF_INET, None), (AF_INET6, None), (AF_NETLINK, NETLINK_ROUTE)),
-    "netns-no-unix": ((AF_INET, None), (AF_INET6, None), (AF_NETLINK, NETLINK_ROUTE)),
+    "host": ((AF_UNIX, None), (AF_INET, None), (AF_INET6, None), (AF_NETLINK, NETLINK_ROUTE)),
+    "netns": ((AF_INET, None), (AF_INET6, None), (AF_NETLINK, NETLINK_ROUTE)),
     "none": (),
 }
 

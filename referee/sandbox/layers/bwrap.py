@@ -67,8 +67,8 @@ class Bwrap:
         prefix += _bwrap_args(plan)
         pass_fds: tuple[int, ...] = ()
         if plan.layer.seccomp:
-            # Its own network namespace: internet sockets reach nothing; Unix sockets
-            # reach only what bwrap's own root shows (no host /tmp or /run).
+            # Its own network namespace: internet sockets reach nothing; no
+            # socket(AF_UNIX), so not even a socket the host left in a bound path.
             pass_fds = (seccomp_pipe(sockets="netns"),)
             prefix[-1:-1] = ["--seccomp", str(pass_fds[0])]  # before bwrap's "--"
         if plan.identity is not None:

@@ -7,7 +7,7 @@ In its own mount namespace the shim puts fresh tmpfs over the host's shared plac
 file or Unix socket there is in sight, and a tmpfs of ``Limits.disk_mib`` over the
 scratch directory: the kernel caps the bot's disk (ENOSPC), and the referee need not
 walk it ("disk"). Pathname Unix sockets elsewhere on the host stay visible, so the
-filter refuses socket(AF_UNIX) here (socketpair stays).
+filter refuses socket(AF_UNIX) (socketpair stays), as in every layer but basic.
 
 The namespaces are made by the shim with unshare(2), not by util-linux unshare: that
 tool waits for the bot holding its stdin and stdout, so a bot closing them would
@@ -42,7 +42,7 @@ class Unshare:
         tools = common_tools()
         require_userns()
         abi = landlock_abi()
-        isolation = ["net", "pid", "signals", "proc", "disk", "unix"]
+        isolation = ["net", "pid", "signals", "proc", "tmpfs", "disk", "unix"]
         desc = "unshare(2) user/pid/net/mount/ipc/uts namespaces (Python shim)"
         if abi >= 1:
             isolation.append("fs")
@@ -67,7 +67,7 @@ class Unshare:
             spec["landlock"] = landlock_policy(layer.landlock_abi, plan.ro_paths, plan.scratch)
         if layer.seccomp:
             # Installed by the shim last, just before it execs the bot (it still mounts).
-            spec["seccomp"] = bot_filter(sockets="netns-no-unix")
+            spec["seccomp"] = bot_filter(sockets="netns")
         return Prefix(limits_prefix(plan, spec, by_shim=True) + announce(layer))
 
 
