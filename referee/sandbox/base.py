@@ -100,15 +100,18 @@ class Layer(msgspec.Struct, frozen=True):
     # What the layer isolates beyond Layer 0: "net" (no network), "tcp" (TCP only),
     # "pid" (own pid namespace), "fs" (private filesystem view), "signals" (cannot
     # signal the referee), "proc" (cannot read other processes' /proc), "tmpfs" (sized
-    # /tmp and /dev/shm), "syscalls" (a seccomp filter refuses the calls in ``seccomp``),
-    # "sockets" (only AF_UNIX sockets may be created), "uid" (each bot runs as an
-    # unprivileged uid of its own: the referee is root).
+    # /tmp and /dev/shm), "syscalls" (a seccomp allow-list; ``seccomp`` names the calls
+    # it refuses by name), "sockets" (no socket may be created: socketpair only),
+    # "unix" (no host Unix socket in reach), "disk" (the writable places are tmpfs of
+    # the disk limits: the kernel caps them, the watchdog need not walk them), "uid"
+    # (each bot runs as an unprivileged uid of its own: the referee is root).
     isolation: tuple[str, ...] = ()
     self_test_ms: float = 0.0
     skipped: tuple[str, ...] = ()  # stronger layers that failed under "auto", with reasons
     landlock_abi: int = 0  # 0 when Landlock is not applied by this layer
     tools: dict[str, str] = msgspec.field(default_factory=dict)  # resolved helper paths
-    # The system calls the layer's seccomp filter refuses (referee/sandbox/seccomp.py);
+    # The system calls the layer's seccomp filter refuses by name, with EPERM
+    # (referee/sandbox/seccomp.py; it refuses every call it does not allow too);
     # empty when it installs none.
     seccomp: tuple[str, ...] = ()
 

@@ -24,6 +24,7 @@ anything itself.
 from __future__ import annotations
 
 import errno
+import functools
 import platform
 import struct
 from typing import Literal
@@ -525,6 +526,7 @@ def _dispatch(verdicts: dict[int, int | str], default: int) -> list[_Op | str]:
     return code
 
 
+@functools.lru_cache(maxsize=32)  # built once per layer and nice value, not per launch
 def filter_program(
     machine: str | None = None,
     *,
