@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
+
 from ..base import (
     MIB,
     LaunchPlan,
@@ -42,13 +44,19 @@ class Unshare:
         tools = common_tools()
         require_userns()
         abi = landlock_abi()
-        isolation = ["net", "pid", "signals", "proc", "tmpfs", "disk", "unix"]
+        isolation = ["net", "pid", "signals", "proc", "tmpfs", "disk"]
         desc = "unshare(2) user/pid/net/mount/ipc/uts namespaces (Python shim)"
         if abi >= 1:
             isolation.append("fs")
             desc += f" + landlock ABI {abi}"
-        layer = Layer("unshare", desc, None, tuple(isolation), landlock_abi=abi, tools=tools)
-        return with_seccomp(layer)
+        layer = with_seccomp(
+            Layer("unshare", desc, None, tuple(isolation), landlock_abi=abi, tools=tools)
+        )
+        if "syscalls" in layer.isolation:
+            # Host Unix sockets outside the hidden places: out of reach only because
+            # the filter refuses socket(AF_UNIX).
+            layer = msgspec.structs.replace(layer, isolation=(*layer.isolation, "unix"))
+        return layer
 
     def launch_prefix(self, plan: LaunchPlan) -> Prefix:
         layer = plan.layer
