@@ -2,11 +2,11 @@
 seccomp filter (an allow-list: referee/sandbox/seccomp.py) and mount view.
 
 A hello-world protocol bot per runtime (tests/bots/runtimes/: CPython, node, a JVM,
-Go, Rust, C, C++) plays a short match through the real CLI under each layer, and
-every sample bot of the catalog plays one match under one of the layers in turn.
-A runtime this machine lacks is skipped with the reason; under CI=true the ones CI
-installs (.ci/run: Python, node, a C compiler, Go) fail instead. .NET is not in
-Debian's packages and is not tested.
+Go, Rust, C, C++, and .NET as Mono: Debian packages no Microsoft .NET) plays a short
+match through the real CLI under each layer, and every sample bot of the catalog
+plays one match under one of the layers in turn. A runtime this machine lacks is
+skipped with the reason; under CI=true the ones CI installs (.ci/run: Python, node,
+a C compiler, Go) fail instead.
 """
 
 from __future__ import annotations
@@ -45,7 +45,14 @@ def _build(runtime: str, out: Path) -> list[str] | str:
     """The command that starts ``runtime``'s hello bot (built into ``out``), or why
     it cannot be had here."""
     src = SOURCES
-    compilers = {"c": "cc", "cpp": "c++", "rust": "rustc", "go": "go", "java": "javac"}
+    compilers = {
+        "c": "cc",
+        "cpp": "c++",
+        "rust": "rustc",
+        "go": "go",
+        "java": "javac",
+        "dotnet": "mcs",
+    }
     if runtime == "python":
         return [sys.executable, str(src / "hello.py")]
     if runtime == "node":
@@ -62,6 +69,7 @@ def _build(runtime: str, out: Path) -> list[str] | str:
         "rust": [compiler, "-O", "-o", str(binary), str(src / "hello.rs")],
         "go": [compiler, "build", "-o", str(binary), str(src / "hello.go")],
         "java": [compiler, "-d", str(out / "java"), str(src / "Hello.java")],
+        "dotnet": [compiler, f"-out:{out / 'hello.exe'}", str(src / "hello.cs")],
     }
     proc = subprocess.run(
         commands[runtime], capture_output=True, text=True, timeout=120, env=env, cwd=out
@@ -71,10 +79,13 @@ def _build(runtime: str, out: Path) -> list[str] | str:
     if runtime == "java":
         java = _tool("java")
         return [java, "-cp", str(out / "java"), "Hello"] if java else "java is not installed"
+    if runtime == "dotnet":
+        mono = _tool("mono")
+        return [mono, str(out / "hello.exe")] if mono else "mono is not installed"
     return [str(binary)]
 
 
-RUNTIMES = ("python", "node", "c", "cpp", "rust", "go", "java")
+RUNTIMES = ("python", "node", "c", "cpp", "rust", "go", "java", "dotnet")
 
 
 @pytest.fixture(scope="module")

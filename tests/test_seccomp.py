@@ -156,6 +156,13 @@ def test_no_new_namespace_and_no_personality_flags(machine: str, arch: int, kind
     assert run_filter(program, personality, arch, (0xFFFFFFFF,)) == ALLOW  # the query
     for flags in (0x0040000, 0x0400000, 0x0008, 0x0800000):  # ADDR_NO_RANDOMIZE, ...
         assert run_filter(program, personality, arch, (flags,)) == EPERM, hex(flags)
+    # Scheduling policy: SCHED_OTHER (which it has) succeeds without effect; any
+    # other policy, or SCHED_RESET_ON_FORK, is refused.
+    sched = table["sched_setscheduler"]
+    assert run_filter(program, sched, arch, (0, 0, 0)) == seccomp.RET_NO_EFFECT == 0x00050000
+    assert run_filter(program, sched, arch, (4242, 0, 0)) == seccomp.RET_NO_EFFECT
+    for policy in (1, 2, 3, 5, 6, 0x40000000):
+        assert run_filter(program, sched, arch, (0, policy, 0)) == EPERM, policy
     # Resource limits: its own only.
     prlimit = table["prlimit64"]
     assert run_filter(program, prlimit, arch, (0, 7, 0, 0)) == ALLOW

@@ -151,7 +151,6 @@ REFUSED: dict[str, str] = {
     "setdomainname": "rename the host's NIS domain",
     # Fairness: where and when the bot runs is the referee's to decide.
     "sched_setattr": "ask for a longer time slice, so as to run first on a shared CPU",
-    "sched_setscheduler": "change its scheduling policy",
     "sched_setaffinity": "leave the CPUs the referee gave it (a league worker's share)",
 }
 
@@ -169,6 +168,10 @@ CONDITIONAL: dict[str, str] = {
     "ioprio_set": "change another process's I/O priority",
     "prlimit64": "change another process's resource limits (the referee's, where it "
     "shares the uid): only its own (pid 0)",
+    "sched_setscheduler": "change its scheduling policy: refused, but SCHED_OTHER, which "
+    "a bot's threads have already, succeeds without effect (doing it would reset the "
+    "time slice the referee set; Mono asks it of each thread and prints a warning on "
+    "stdout when refused)",
 }
 
 # The socket families each layer allows ((family, protocol) with protocol None for
@@ -372,6 +375,8 @@ _OFFSET_NR, _OFFSET_ARCH = 0, 4  # in struct seccomp_data
 RET_ALLOW = 0x7FFF0000
 RET_EPERM = 0x00050000 | errno.EPERM  # SECCOMP_RET_ERRNO | EPERM
 RET_ENOSYS = 0x00050000 | errno.ENOSYS
+RET_NO_EFFECT = 0x00050000  # SECCOMP_RET_ERRNO with 0: the call returns 0, not made
+_SCHED_OTHER = 0
 
 _PRIO_PROCESS = 0  # setpriority's "which" for one process (who = 0: the caller)
 _IOPRIO_WHO_PROCESS = 1
@@ -460,6 +465,9 @@ def _conditional_code(
     code += ["c:prlimit64", ld(0), (_JEQ_K, 0, None, "c:prlimit64:no")]
     code += [(_LD_W_ABS, _arg_high(0), None, None), (_JEQ_K, 0, None, "c:prlimit64:no")]
     code += [allow, "c:prlimit64:no", deny]
+    # sched_setscheduler(pid, SCHED_OTHER, ...): success without effect.
+    code += ["c:sched_setscheduler", ld(1), (_JEQ_K, _SCHED_OTHER, None, "c:sched:no")]
+    code += [(_RET_K, RET_NO_EFFECT, None, None), "c:sched:no", deny]
     # socketpair(AF_UNIX, ...).
     code += ["c:socketpair", ld(0), (_JEQ_K, AF_UNIX, None, "c:socketpair:no"), allow]
     code += ["c:socketpair:no", deny]
