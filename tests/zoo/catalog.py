@@ -329,6 +329,13 @@ ZOO: tuple[ZooBot, ...] = (
         note="a thread writes 96 MiB into the scratch directory while the bot answers",
     ),
     ZooBot(
+        "fallocate_hog",
+        _py("fallocate_hog.py"),
+        _fallocate,
+        referee_args=("--disk-mib", "64", *_SLOW_MOVE),
+        note="1 GiB by fallocate in milliseconds, kept",
+    ),
+    ZooBot(
         "fork_bomb",
         _py("fork_bomb.py"),
         _always(fatal("memory_limit", "timeout", round=None)),
