@@ -120,26 +120,50 @@ def _assert_clean(result: dict[str, Any], what: str) -> None:
         assert verdict["status"] == "ok", f"{what}: {json.dumps(verdict)[:2000]}"
 
 
+def _assert_seat_clean(result: dict[str, Any], seat: int, what: str) -> None:
+    assert "error" not in result, f"{what}: {result.get('error')}"
+    verdict = result["seats"][seat]["verdict"]
+    assert verdict["status"] == "ok", f"{what}: {json.dumps(verdict)[:2000]}"
+    assert not verdict["faults"], f"{what}: {verdict['faults']}"
+    # It played every round (a pair-mate that failed would fail this too, named in
+    # the message by its seat's verdict).
+    other = result["seats"][1 - seat]["verdict"]
+    assert result["reason"] == "complete", f"{what}: {result['reason']}, other seat {other}"
+    assert result["steps"] == 5, f"{what}: {result['steps']} rounds"
+
+
+Outcome = tuple[dict[str, Any], int] | str  # (the match's JSON, the runtime's seat), or why not
+
+
 @pytest.fixture(scope="module")
 def runtime_results(
     layers: list[sandbox.Layer], tmp_path_factory: pytest.TempPathFactory
-) -> dict[tuple[str, str], dict[str, Any] | str]:
-    """(runtime, layer) -> the match's JSON, or why the runtime is missing."""
+) -> dict[tuple[str, str], Outcome]:
+    """(runtime, layer) -> the match it played and its seat, or why it is missing.
+    Under each layer the runtimes play each other two by two (half the matches: a
+    match costs mostly the referee's own start), an odd one the C sample bot."""
     out = tmp_path_factory.mktemp("runtimes")
     out.chmod(0o755)  # the bots' own uids (the referee as root) must reach it
     commands = {runtime: _build(runtime, out) for runtime in RUNTIMES}
     for path in out.rglob("*"):
         path.chmod(0o755)
-    opponent: list[str] = [str(OPPONENT)] if OPPONENT.exists() else commands["python"]  # type: ignore[assignment]
-    jobs = [
-        (runtime, layer.name)
-        for runtime, command in commands.items()
-        if not isinstance(command, str)
-        for layer in layers
-    ]
+    fallback = [str(OPPONENT)] if OPPONENT.exists() else commands["python"]
+    ready = [runtime for runtime, command in commands.items() if not isinstance(command, str)]
+    jobs: list[tuple[str, str | None, str]] = []
+    for layer in layers:
+        for i in range(0, len(ready), 2):
+            jobs.append((ready[i], ready[i + 1] if i + 1 < len(ready) else None, layer.name))
+
+    def play(job: tuple[str, str | None, str]) -> dict[str, Any]:
+        first, second, layer_name = job
+        return _match(commands[first], commands[second] if second else fallback, layer_name)
+
+    results: dict[tuple[str, str], Outcome] = {}
     with ThreadPoolExecutor(4) as pool:
-        done = pool.map(lambda job: _match(commands[job[0]], opponent, job[1]), jobs)
-        results: dict[tuple[str, str], dict[str, Any] | str] = dict(zip(jobs, done, strict=True))
+        for (first, second, layer_name), result in zip(jobs, pool.map(play, jobs), strict=True):
+            results[(first, layer_name)] = (result, 0)
+            if second is not None:
+                results[(second, layer_name)] = (result, 1)
     for runtime, command in commands.items():
         if isinstance(command, str):
             for layer in layers:
@@ -151,15 +175,16 @@ def runtime_results(
 def test_each_runtime_plays_under_each_layer(
     runtime: str,
     layers: list[sandbox.Layer],
-    runtime_results: dict[tuple[str, str], dict[str, Any] | str],
+    runtime_results: dict[tuple[str, str], Outcome],
 ) -> None:
     for layer in layers:
-        result = runtime_results[(runtime, layer.name)]
-        if isinstance(result, str):
+        outcome = runtime_results[(runtime, layer.name)]
+        if isinstance(outcome, str):
             if runtime in CI_RUNTIMES:
-                skip_or_fail(result)
-            pytest.skip(result)
-        _assert_clean(result, f"{runtime} under {layer.name}")
+                skip_or_fail(outcome)
+            pytest.skip(outcome)
+        result, seat = outcome
+        _assert_seat_clean(result, seat, f"{runtime} under {layer.name}")
         assert result["containment"]["layer"] == layer.name
 
 
