@@ -570,7 +570,9 @@ class Match:
         of the match, has no time budget."""
         s = self.seats[seat]
         limits = self.cfg.limits
-        if s.scratch is None or self.layer is None:
+        # "disk": the layer's writable places are tmpfs of the limits, capped by the
+        # kernel (ENOSPC); there is nothing to walk.
+        if s.scratch is None or self.layer is None or "disk" in self.layer.isolation:
             return False
         private_tmp = "tmpfs" in self.layer.isolation
         began = time.monotonic()

@@ -62,6 +62,7 @@ LONGEST_FIRST = (
     "test_gauntlet.py",
     "test_server_cluster.py",
     "test_sample_bots.py",
+    "test_runtimes.py",
     "test_match_faults.py",
     "test_stats.py",
     "test_viewer.py",

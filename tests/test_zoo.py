@@ -24,6 +24,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -133,6 +134,22 @@ class Probes:
         self.secret.write_text("sibling-secret-42\n")
         self.secret.chmod(0o600)  # another bot's own file
         self.target = outside / "written-by-bot.txt"
+        # The host's Unix sockets, open to everyone: one in /tmp itself, one in a
+        # temporary directory of its own (open to the bots' uids), one abstract.
+        tag = f"{os.getpid()}-{tmp.name}"
+        self.unix_dir = Path(tempfile.mkdtemp(prefix="zoo-unix-"))
+        self.unix_dir.chmod(0o755)
+        self.unix_paths = [Path(f"/tmp/zoo-unix-{tag}.sock"), self.unix_dir / "host.sock"]
+        self.unix_abstract = f"referee-zoo-{tag}"
+        self.unix: list[socket.socket] = []
+        for address in [*map(str, self.unix_paths), "\0" + self.unix_abstract]:
+            listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            listener.bind(address)
+            listener.listen(8)
+            listener.setblocking(False)
+            if not address.startswith("\0"):
+                os.chmod(address, 0o777)
+            self.unix.append(listener)
 
     def places(self, python: str, c_bin: Path | None) -> dict[str, str]:
         return {
@@ -145,18 +162,22 @@ class Probes:
             "target": str(self.target),
             "secret": str(self.secret),
             "secret_name": SECRET_NAME,
+            "unix_tmp": str(self.unix_paths[0]),
+            "unix_dir": str(self.unix_paths[1]),
+            "unix_abstract": self.unix_abstract,
         }
 
     def drain(self) -> tuple[int, int]:
-        """Connections and datagrams that reached the host so far."""
+        """Connections (TCP and Unix) and datagrams that reached the host so far."""
         conns = datagrams = 0
-        while True:
-            try:
-                conn, _ = self.tcp.accept()
-            except BlockingIOError:
-                break
-            conn.close()
-            conns += 1
+        for listener in [self.tcp, *self.unix]:
+            while True:
+                try:
+                    conn, _ = listener.accept()
+                except BlockingIOError:
+                    break
+                conn.close()
+                conns += 1
         while True:
             try:
                 self.udp.recv(4096)
@@ -168,6 +189,11 @@ class Probes:
     def close(self) -> None:
         self.tcp.close()
         self.udp.close()
+        for listener in self.unix:
+            listener.close()
+        for path in self.unix_paths:
+            path.unlink(missing_ok=True)
+        self.unix_dir.rmdir()
 
 
 def _marked_processes(needle: str) -> list[str]:
@@ -252,7 +278,7 @@ def _batch(
         argv += [*BASE_ARGS, "--sandbox", layer.name, *bot.referee_args]
         runs[bot.name] = Run(bot, layer, argv, places, command[bot.program_index])
     # Probe bots run one at a time so that what the listeners see is theirs alone.
-    probing = {"tcp_connect", "udp_send"}
+    probing = {"tcp_connect", "udp_send", "unix_connect"}
     with ThreadPoolExecutor(PARALLEL) as pool:
         list(pool.map(_play, [r for n, r in runs.items() if n not in probing]))
     for name in sorted(probing & runs.keys()):
@@ -448,6 +474,13 @@ def _check_probe_side_effects(run: Run) -> None:
     if name == "tcp_connect":
         contained = bool({"net", "tcp", "sockets"} & isolation)
         assert (run.tcp_connections == 0) == contained, run.tcp_connections
+    elif name == "unix_connect":
+        # Every layer but basic keeps the host's Unix sockets out of reach
+        # (docs/security.md); under basic all three listeners see the bot.
+        if run.layer.name == "basic":
+            assert run.tcp_connections == 3, run.tcp_connections
+        else:
+            assert run.tcp_connections == 0, run.tcp_connections
     elif name == "udp_send":
         contained = bool({"net", "sockets"} & isolation)
         assert (run.udp_datagrams == 0) == contained, run.udp_datagrams

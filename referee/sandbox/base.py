@@ -100,15 +100,18 @@ class Layer(msgspec.Struct, frozen=True):
     # What the layer isolates beyond Layer 0: "net" (no network), "tcp" (TCP only),
     # "pid" (own pid namespace), "fs" (private filesystem view), "signals" (cannot
     # signal the referee), "proc" (cannot read other processes' /proc), "tmpfs" (sized
-    # /tmp and /dev/shm), "syscalls" (a seccomp filter refuses the calls in ``seccomp``),
-    # "sockets" (only AF_UNIX sockets may be created), "uid" (each bot runs as an
-    # unprivileged uid of its own: the referee is root).
+    # /tmp and /dev/shm), "syscalls" (a seccomp allow-list; ``seccomp`` names the calls
+    # it refuses by name), "sockets" (no socket may be created: socketpair only),
+    # "unix" (no host Unix socket in reach), "disk" (the writable places are tmpfs of
+    # the disk limits: the kernel caps them, the watchdog need not walk them), "uid"
+    # (each bot runs as an unprivileged uid of its own: the referee is root).
     isolation: tuple[str, ...] = ()
     self_test_ms: float = 0.0
     skipped: tuple[str, ...] = ()  # stronger layers that failed under "auto", with reasons
     landlock_abi: int = 0  # 0 when Landlock is not applied by this layer
     tools: dict[str, str] = msgspec.field(default_factory=dict)  # resolved helper paths
-    # The system calls the layer's seccomp filter refuses (referee/sandbox/seccomp.py);
+    # The system calls the layer's seccomp filter refuses by name, with EPERM
+    # (referee/sandbox/seccomp.py; it refuses every call it does not allow too);
     # empty when it installs none.
     seccomp: tuple[str, ...] = ()
 
@@ -241,11 +244,27 @@ def require_userns() -> None:
         raise SandboxError("user namespaces are disabled (user.max_user_namespaces = 0)")
 
 
+# The environment variable that picks the seccomp policy: "allow-list" (the default)
+# or the "deny-list" fallback for a runtime that needs a call the allow-list lacks
+# (docs/security.md). Read when a layer is probed and when a bot starts.
+SECCOMP_POLICY_ENV = "REFEREE_SECCOMP"
+
+
+def seccomp_policy() -> seccomp.Policy:
+    """The seccomp policy asked for (``REFEREE_SECCOMP``); SandboxError for an unknown one."""
+    value = os.environ.get(SECCOMP_POLICY_ENV, "") or "allow-list"
+    for policy in seccomp.POLICIES:
+        if value == policy:
+            return policy
+    choices = ", ".join(seccomp.POLICIES)
+    raise SandboxError(f"{SECCOMP_POLICY_ENV}={value!r} is not one of: {choices}")
+
+
 def with_seccomp(layer: Layer) -> Layer:
     """``layer`` with the seccomp filter (seccomp.py) where this machine can have it:
     a table for its architecture, and a kernel that takes filters returning an errno.
-    The layer then says so in ``seccomp``, ``isolation`` and its description;
-    elsewhere it is returned as it is."""
+    The layer then says so in ``seccomp`` (the calls refused by name), ``isolation``
+    and its description; elsewhere it is returned as it is."""
     refused = tuple(seccomp.refused_calls())
     try:
         actions = Path("/proc/sys/kernel/seccomp/actions_avail").read_text().split()
@@ -253,29 +272,35 @@ def with_seccomp(layer: Layer) -> Layer:
         return layer  # no CONFIG_SECCOMP_FILTER (the file came with Linux 4.14)
     if not refused or "errno" not in actions:
         return layer
+    policy = seccomp_policy()
+    if policy == "allow-list":
+        what = f"seccomp allows {len(seccomp.allowed_calls())} system calls"
+    else:
+        what = f"seccomp deny-list refuses {len(refused)} system calls"
     return msgspec.structs.replace(
         layer,
-        description=f"{layer.description}; seccomp refuses {len(refused)} system calls",
+        description=f"{layer.description}; {what}",
         isolation=(*layer.isolation, "syscalls"),
         seccomp=refused,
     )
 
 
-def bot_filter(*, local_sockets: bool = False) -> bytes:
-    """The seccomp filter for a bot started now: it may not renice itself below the
-    nice value it inherits from the referee at this moment."""
+def bot_filter(*, sockets: str) -> bytes:
+    """The seccomp filter for a bot started now, with the socket families of its layer
+    (a key of seccomp.SOCKET_POLICIES): it may not renice itself below the nice value
+    it inherits from the referee at this moment."""
     program = seccomp.filter_program(
-        start_nice=os.getpriority(os.PRIO_PROCESS, 0), local_sockets=local_sockets
+        start_nice=os.getpriority(os.PRIO_PROCESS, 0), sockets=sockets, policy=seccomp_policy()
     )
     assert program is not None  # a layer has seccomp only where there is a table
     return program
 
 
-def seccomp_pipe() -> int:
+def seccomp_pipe(*, sockets: str) -> int:
     """The read end of a pipe that holds the seccomp filter and is closed at the
     other end: ``bwrap --seccomp FD`` reads it to the end. Numbered 10 or above, so
     that the launch's own moves of fds 3 and 4 cannot land on it."""
-    program = bot_filter()
+    program = bot_filter(sockets=sockets)
     r, w = os.pipe2(os.O_CLOEXEC)
     try:
         os.write(w, program)  # well under a pipe's buffer: never blocks

@@ -146,6 +146,49 @@ def main(args: list[str]) -> None:
                 )
                 os.close(fd)
 
+    def private_mounts(spec: dict, owner: tuple[int, int]) -> None:
+        """Fresh tmpfs over the host's shared writable places (their sockets and files
+        out of sight) and over the scratch directory, each capped by the kernel
+        (ENOSPC past its size). Paths the bot needs below one of them (its own files
+        in /tmp) are bound back first."""
+        nosuid_nodev, ms_bind, ms_rec = 2 | 4, 1 << 12, 1 << 14
+        ms_rdonly, ms_remount = 1, 1 << 5
+        uid, gid = owner
+        places = [(p, f"size={n},mode=1777") for p, n in spec["sized"]]
+        places += [(p, "size=64k,nr_inodes=64,mode=0755") for p in spec["empty"]]
+        scratch, scratch_bytes, scratch_inodes = spec["scratch"]
+        for top, options in places:
+            if os.path.islink(top) or not os.path.isdir(top):
+                continue  # /var/run -> /run: hidden with its target
+            inside = [p for p in [*spec["keep"], scratch] if p == top or p.startswith(top + "/")]
+            fds = [(p, os.open(p, os.O_PATH | os.O_CLOEXEC)) for p in inside if p != scratch]
+            check(
+                libc.mount(b"tmpfs", top.encode(), b"tmpfs", nosuid_nodev, options.encode()),
+                f"mount tmpfs on {top}",
+            )
+            if scratch in inside:
+                os.makedirs(scratch, mode=0o755, exist_ok=True)
+            for path, fd in sorted(fds):
+                os.makedirs(os.path.dirname(path), mode=0o755, exist_ok=True)
+                if stat.S_ISDIR(os.fstat(fd).st_mode):
+                    os.makedirs(path, mode=0o755, exist_ok=True)
+                elif not os.path.exists(path):
+                    os.close(os.open(path, os.O_CREAT | os.O_WRONLY | os.O_CLOEXEC, 0o644))
+                source = f"/proc/self/fd/{fd}".encode()
+                check(
+                    libc.mount(source, path.encode(), None, ms_bind | ms_rec, None), f"bind {path}"
+                )
+                os.close(fd)
+            if options.startswith("size=64k"):  # nothing for the bot to write there
+                flags = ms_remount | ms_rdonly | nosuid_nodev
+                check(libc.mount(None, top.encode(), None, flags, None), f"read-only {top}")
+        options = f"size={scratch_bytes},nr_inodes={scratch_inodes},mode=0700,uid={uid},gid={gid}"
+        check(
+            libc.mount(b"tmpfs", scratch.encode(), b"tmpfs", nosuid_nodev, options.encode()),
+            "mount tmpfs on the scratch directory",
+        )
+        os.chdir(scratch)  # the bot's cwd: the new tmpfs, not the host directory under it
+
     def drop_privileges(identity: tuple[int, int] | None) -> None:
         """Become ``identity`` (uid, gid) if given, with the bounding, ambient,
         inheritable, permitted and effective capability sets all empty."""
@@ -171,7 +214,9 @@ def main(args: list[str]) -> None:
         data = (ctypes.c_uint32 * 6)()  # two {effective, permitted, inheritable}, all 0
         check(libc.capset(ctypes.byref(header), data), "capset(none)")
 
-    def enter_namespaces(identity: tuple[int, int] | None, reach: list[str]) -> None:
+    def enter_namespaces(
+        identity: tuple[int, int] | None, reach: list[str], mounts: dict | None
+    ) -> None:
         """New user, pid, net, mount, ipc and uts namespaces; fork the bot as pid 1.
 
         The parent stays outside as a monitor (a PID namespace needs a forked pid 1):
@@ -202,6 +247,8 @@ def main(args: list[str]) -> None:
             # A /proc of the new namespace: the referee and other bots are not in it.
             nosuid_nodev_noexec = 2 | 4 | 8
             check(libc.mount(b"proc", b"/proc", b"proc", nosuid_nodev_noexec, None), "mount /proc")
+            if mounts:
+                private_mounts(mounts, identity or (os.getuid(), os.getgid()))
             if identity:
                 make_reachable(reach, *identity)  # still root: it may reach them all
             drop_privileges(identity)
@@ -254,7 +301,7 @@ def main(args: list[str]) -> None:
             if identity:
                 os.setgroups([])  # (a user namespace with setgroups denied cannot)
             # returns in the new PID namespace's pid 1 only, privileges dropped
-            enter_namespaces(identity, spec.get("reach", []))
+            enter_namespaces(identity, spec.get("reach", []), spec.get("mounts"))
         else:
             if identity:
                 # A private mount namespace (root needs no user namespace for it), so

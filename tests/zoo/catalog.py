@@ -3,7 +3,8 @@
 Every bot plays normally until round 3 (``BAD_ROUND``) and then does its one bad thing.
 Expectations depend on what the containment layer isolates (``Layer.isolation`` from
 ``referee.sandbox``): "net", "tcp", "sockets", "pid", "fs", "signals", "proc", "tmpfs",
-"syscalls". Run
+"syscalls", "unix" (no host Unix socket in reach), "disk" (the kernel caps the
+writable places: tmpfs of the disk limit). Run
 ``python tests/zoo/catalog.py`` to print the table for the four layers.
 
 Command templates use these placeholders, filled in by the test at run time (no
@@ -13,7 +14,9 @@ machine-specific paths are written here):
 directory; ``{bin}`` the compiled C bots (``tests/zoo/bin``, built by ``make -C
 tests/zoo``); ``{tcp_port}``/``{udp_port}`` the test's listeners on 127.0.0.1;
 ``{target}`` a path outside the bot's scratch dir; ``{secret}`` a file in a sibling
-bot's directory; ``{secret_name}`` a variable in the referee's environment.
+bot's directory; ``{secret_name}`` a variable in the referee's environment;
+``{unix_tmp}``/``{unix_dir}``/``{unix_abstract}`` the test's Unix socket listeners (a
+0777 socket in /tmp, one in a temporary directory, an abstract name).
 
 Paths the bot must *not* get access to are passed as ``--name=PATH``, never as bare
 arguments: the launcher exposes the directory of the first bare path argument (the
@@ -60,10 +63,12 @@ LAYER_INDEPENDENT = frozenset(
 # The isolation sets of the layers as built on a machine with Landlock ABI >= 6 (see
 # referee.sandbox); tests use the real Layer.isolation of the machine they run on.
 TYPICAL_ISOLATION = {
-    "bwrap": frozenset({"net", "pid", "fs", "signals", "proc", "tmpfs", "syscalls"}),
-    "unshare": frozenset({"net", "pid", "signals", "proc", "fs", "syscalls"}),
-    "landlock": frozenset({"fs", "proc", "tcp", "signals", "syscalls", "sockets"}),
-    "basic": frozenset(),
+    "bwrap": frozenset({"net", "pid", "fs", "signals", "proc", "tmpfs", "syscalls", "unix"}),
+    "unshare": frozenset(
+        {"net", "pid", "signals", "proc", "fs", "syscalls", "unix", "disk", "tmpfs"}
+    ),
+    "landlock": frozenset({"fs", "proc", "tcp", "signals", "syscalls", "sockets", "unix"}),
+    "basic": frozenset({"syscalls"}),
 }
 
 
@@ -177,6 +182,68 @@ def _syscalls(isolation: frozenset[str]) -> Expect:
 
 SYSCALL_PROBES = ("ptrace", "io_uring", "keyring", "affinity", "slice", "mount")
 
+# tests/zoo/c/kernel_surface.c: the kernel surface behind no-capability walls.
+KERNEL_PROBES = (
+    "userns",
+    "clone3-userns",
+    "netlink-netfilter",
+    "modify_ldt",
+    "personality",
+    "vsock",
+    "memfd_secret",
+    "io_setup",
+    "io_uring",
+    "pidfd_getfd",
+    "kcmp",
+    "keyctl",
+)
+
+
+def _kernel_surface(isolation: frozenset[str]) -> Expect:
+    # Without the filter the outcome depends on the machine (the kernel's
+    # configuration, sysctls): only the filter's promise is checked.
+    if "syscalls" not in isolation:
+        return ok()
+    return ok(*(f"{probe}: blocked" for probe in KERNEL_PROBES))
+
+
+def _unix(isolation: frozenset[str]) -> Expect:
+    # A connected pair works everywhere (runtimes use one).
+    if "unix" in isolation:
+        return ok(
+            "unix-tmp: blocked", "unix-dir: blocked", "unix-abstract: blocked", "socketpair: ok"
+        )
+    return ok("unix-tmp: connected", "unix-dir: connected", "socketpair: ok")
+
+
+def _disk_hog(isolation: frozenset[str]) -> Expect:
+    # --disk-mib 16: the kernel refuses the writes past it (a tmpfs of 16 MiB), or the
+    # disk watcher finds them.
+    if "disk" in isolation:
+        return ok("disk: stopped (OSError)")
+    return fatal("disk_limit", round=None)
+
+
+def _deep_disk(isolation: frozenset[str]) -> Expect:
+    # --disk-mib 16: a tmpfs of 16 MiB refuses the 32 MiB at the chain's bottom.
+    if "disk" in isolation:
+        return ok("deep_disk_hog: stopped (OSError)")
+    return fatal("disk_limit", round=None)
+
+
+def _late_disk(isolation: frozenset[str]) -> Expect:
+    # --disk-mib 16: a tmpfs of 16 MiB refuses the 64 MiB allocation.
+    if "disk" in isolation:
+        return ok("late_disk_hog: OSError")
+    return fatal("disk_limit", round=20)
+
+
+def _fallocate(isolation: frozenset[str]) -> Expect:
+    # --disk-mib 64: a tmpfs of 64 MiB takes four files of 16 MiB.
+    if "disk" in isolation:
+        return ok("fallocate: stopped after 64 MiB (ENOSPC)")
+    return fatal("disk_limit", round=None)
+
 
 def _tcp(isolation: frozenset[str]) -> Expect:
     contained = bool({"net", "tcp", "sockets"} & isolation)
@@ -184,7 +251,7 @@ def _tcp(isolation: frozenset[str]) -> Expect:
 
 
 def _shm(isolation: frozenset[str]) -> Expect:
-    # bwrap gives /dev/shm its own sized tmpfs; Landlock does not allow it at all.
+    # bwrap and unshare give /dev/shm its own sized tmpfs; Landlock does not allow it.
     contained = "tmpfs" in isolation or "fs" in isolation
     return ok("shm: blocked" if contained else "shm: wrote 200 MiB")
 
@@ -293,23 +360,30 @@ ZOO: tuple[ZooBot, ...] = (
     ZooBot(
         "disk_hog",
         _py("disk_hog.py"),
-        _always(fatal("disk_limit", round=None)),
+        _disk_hog,
         referee_args=("--disk-mib", "16", "--rounds", "200"),
         note="a thread writes 96 MiB into the scratch directory while the bot answers",
     ),
     ZooBot(
         "deep_disk_hog",
         _py("deep_disk_hog.py"),
-        _always(fatal("disk_limit", round=None)),
+        _deep_disk,
         referee_args=("--disk-mib", "16", *_SLOW_MOVE),
         note="32 MiB below 1108 nested directories, where a walk by path cannot reach",
     ),
     ZooBot(
         "late_disk_hog",
         _py("late_disk_hog.py"),
-        _always(fatal("disk_limit", round=20)),
+        _late_disk,
         referee_args=("--disk-mib", "16"),
         note="64 MiB allocated just before its last reply",
+    ),
+    ZooBot(
+        "fallocate_hog",
+        _py("fallocate_hog.py"),
+        _fallocate,
+        referee_args=("--disk-mib", "64", *_SLOW_MOVE),
+        note="1 GiB by fallocate in milliseconds, kept",
     ),
     ZooBot(
         "fork_bomb",
@@ -378,6 +452,17 @@ ZOO: tuple[ZooBot, ...] = (
     ZooBot("read_environ", _py("read_environ.py", "--name={secret_name}"), _environ),
     ZooBot("refused_syscalls", _py("refused_syscalls.py"), _syscalls),
     ZooBot("privileges", _py("privileges.py"), _privileges),
+    ZooBot(
+        "unix_connect",
+        _py(
+            "unix_connect.py",
+            "--tmp-socket={unix_tmp}",
+            "--dir-socket={unix_dir}",
+            "--abstract={unix_abstract}",
+        ),
+        _unix,
+    ),
+    ZooBot("kernel_surface", _c("kernel_surface"), _kernel_surface, needs="c"),
     # -- other runtimes
     ZooBot("node_rock", _node("rock.js"), _always(ok()), needs="node"),
 )

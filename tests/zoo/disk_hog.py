@@ -2,8 +2,11 @@
 (then keeps them), while the bot answers every move on time (20 ms a move, so that
 the match outlasts the writing even on a busy machine).
 
-Expected verdict (run with --disk-mib 16): disk_limit -> disqualified, in every layer;
-its files go with its scratch directory at teardown.
+Expected verdict (run with --disk-mib 16): disk_limit -> disqualified, where the
+disk watcher measures the scratch directory; where it is a tmpfs of the limit (the
+unshare layer: "disk"), the writes past 16 MiB fail (ENOSPC), "disk: stopped
+(OSError)", and the bot plays on (ok). Its files go with its scratch directory at
+teardown.
 """
 
 import threading

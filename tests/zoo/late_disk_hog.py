@@ -2,8 +2,9 @@
 directory (fallocate: a few milliseconds) just before it answers, so that no
 periodic watchdog reading can fall between the write and the end of play.
 
-Expected verdict (run with --disk-mib 16): disk_limit -> disqualified, in every
-layer, at the last round: the referee reads the disk once more when play is over.
+Expected verdict (run with --disk-mib 16): disk_limit -> disqualified at the last
+round where the disk is walked (the referee reads it once more when play is over);
+where scratch is a sized tmpfs ("disk") the allocation fails with ENOSPC.
 """
 
 import os

@@ -1,12 +1,27 @@
-"""``basic``: resource limits, a clean environment and process-tree teardown only.
+"""``basic``: resource limits, a clean environment, process-tree teardown and the
+seccomp filter (installed by the launcher shim; sockets as an ordinary program's)
+only.
 
 It does not stop network use, file access or signals to the referee; the user is
-told so loudly.
+told so loudly. The filter keeps the kernel's attack surface as small as in the
+other layers: no new namespaces, no io_uring, keyrings, ptrace, ...
 """
 
 from __future__ import annotations
 
-from ..base import LaunchPlan, Layer, Prefix, announce, common_tools, limits_by, limits_prefix
+from typing import Any
+
+from ..base import (
+    LaunchPlan,
+    Layer,
+    Prefix,
+    announce,
+    bot_filter,
+    common_tools,
+    limits_by,
+    limits_prefix,
+    with_seccomp,
+)
 
 _WARNING = (
     "sandbox layer 'basic': bots are NOT isolated. They can use the network, read "
@@ -23,12 +38,21 @@ class Basic:
 
     def probe(self) -> Layer:
         tools = common_tools()
-        return Layer("basic", f"basic ({limits_by(tools)})", _WARNING, (), tools=tools)
+        limits = "limits via Python shim"
+        layer = Layer("basic", f"basic ({limits})", _WARNING, (), tools=tools)
+        layer = with_seccomp(layer)
+        if not layer.seccomp:
+            layer = Layer("basic", f"basic ({limits_by(tools)})", _WARNING, (), tools=tools)
+        return layer
 
     def launch_prefix(self, plan: LaunchPlan) -> Prefix:
-        # Dropping to the seat's uid takes the shim (it makes the bot's files reachable).
-        by_shim = plan.identity is not None
-        return Prefix(limits_prefix(plan, {}, by_shim=by_shim) + announce(plan.layer))
+        # Dropping to the seat's uid and installing the filter take the shim (which
+        # then sets the limits too).
+        spec: dict[str, Any] = {}
+        if plan.layer.seccomp:
+            spec["seccomp"] = bot_filter(sockets="host")
+        by_shim = plan.identity is not None or bool(spec)
+        return Prefix(limits_prefix(plan, spec, by_shim=by_shim) + announce(plan.layer))
 
 
 KIND = Basic()

@@ -51,7 +51,7 @@ class Bwrap:
         help_text = run_quiet([path, "--help"])
         if "--disable-userns" not in help_text:
             raise SandboxError(f"{version} is too old (needs --disable-userns, bwrap >= 0.8)")
-        isolation = ["net", "pid", "fs", "signals", "proc"]
+        isolation = ["net", "pid", "fs", "signals", "proc", "unix"]
         if "--size" in help_text:
             isolation.append("tmpfs")
         tools["bwrap"] = path
@@ -69,7 +69,9 @@ class Bwrap:
         prefix += _bwrap_args(plan)
         pass_fds: tuple[int, ...] = ()
         if plan.layer.seccomp:
-            pass_fds = (seccomp_pipe(),)
+            # Its own network namespace: internet sockets reach nothing; no
+            # socket(AF_UNIX), so not even a socket the host left in a bound path.
+            pass_fds = (seccomp_pipe(sockets="netns"),)
             prefix[-1:-1] = ["--seccomp", str(pass_fds[0])]  # before bwrap's "--"
         if plan.identity is not None:
             if "setpriv" not in plan.layer.tools:

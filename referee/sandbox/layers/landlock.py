@@ -47,16 +47,16 @@ class Landlock:
                 tools=tools,
             )
         )
-        # The seccomp filter lets a bot create only AF_UNIX sockets here: no UDP, no
-        # raw or packet sockets, no other family ("sockets").
+        # The seccomp filter lets a bot create no socket here (socketpair only): no
+        # UDP, no raw or packet sockets, no host Unix socket ("sockets", "unix").
         sockets = "syscalls" in layer.isolation
         if sockets:
-            isolation = [*layer.isolation, "sockets"]
+            isolation = [*layer.isolation, "sockets", "unix"]
         else:
             isolation = list(layer.isolation)
         warning = (
             "sandbox layer 'landlock': no namespaces"
-            + ("" if sockets else ". UDP is not blocked")
+            + ("" if sockets else ". UDP and the host's Unix sockets are not blocked")
             + ("" if abi >= 4 or sockets else ", TCP is not blocked")
             + ("" if abi >= 6 else ", bots can signal the referee")
             + "; escaped processes are caught only by the subreaper sweep."
@@ -70,8 +70,9 @@ class Landlock:
         }
         if layer.seccomp:
             # Installed by the shim last, just before it execs the bot. No network
-            # namespace here: only local (AF_UNIX) sockets may be created.
-            spec["seccomp"] = bot_filter(local_sockets=True)
+            # namespace and the host's file system in sight: no socket may be created
+            # (socketpair may), so neither UDP nor the host's pathname Unix sockets.
+            spec["seccomp"] = bot_filter(sockets="none")
         return Prefix(limits_prefix(plan, spec, by_shim=True) + announce(layer))
 
 

@@ -2,6 +2,13 @@
 shim itself (no network; the referee is invisible and cannot be signalled), plus a
 Landlock filesystem policy when the kernel supports Landlock, and the seccomp filter.
 
+In its own mount namespace the shim puts fresh tmpfs over the host's shared places
+(/tmp, /dev/shm sized; /run, /var/run, /var/tmp empty and read-only), so that no host
+file or Unix socket there is in sight, and a tmpfs of ``Limits.disk_mib`` over the
+scratch directory: the kernel caps the bot's disk (ENOSPC), and the referee need not
+walk it ("disk"). Pathname Unix sockets elsewhere on the host stay visible, so the
+filter refuses socket(AF_UNIX) (socketpair stays), as in every layer but basic.
+
 The namespaces are made by the shim with unshare(2), not by util-linux unshare: that
 tool waits for the bot holding its stdin and stdout, so a bot closing them would
 never be noticed. The shim's waiting parent closes them.
@@ -11,7 +18,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
+
 from ..base import (
+    MIB,
     LaunchPlan,
     Layer,
     Prefix,
@@ -34,22 +44,38 @@ class Unshare:
         tools = common_tools()
         require_userns()
         abi = landlock_abi()
-        isolation = ["net", "pid", "signals", "proc"]
+        isolation = ["net", "pid", "signals", "proc", "tmpfs", "disk"]
         desc = "unshare(2) user/pid/net/mount/ipc/uts namespaces (Python shim)"
         if abi >= 1:
             isolation.append("fs")
             desc += f" + landlock ABI {abi}"
-        layer = Layer("unshare", desc, None, tuple(isolation), landlock_abi=abi, tools=tools)
-        return with_seccomp(layer)
+        layer = with_seccomp(
+            Layer("unshare", desc, None, tuple(isolation), landlock_abi=abi, tools=tools)
+        )
+        if "syscalls" in layer.isolation:
+            # Host Unix sockets outside the hidden places: out of reach only because
+            # the filter refuses socket(AF_UNIX).
+            layer = msgspec.structs.replace(layer, isolation=(*layer.isolation, "unix"))
+        return layer
 
     def launch_prefix(self, plan: LaunchPlan) -> Prefix:
         layer = plan.layer
-        spec: dict[str, Any] = {"namespaces": True}
+        scratch = str(plan.scratch)
+        tmpfs_bytes = plan.limits.tmpfs_mib * MIB
+        spec: dict[str, Any] = {
+            "namespaces": True,
+            "mounts": {
+                "sized": [("/tmp", tmpfs_bytes), ("/dev/shm", tmpfs_bytes)],
+                "empty": ["/run", "/var/run", "/var/tmp"],
+                "scratch": (scratch, plan.limits.disk_mib * MIB, plan.limits.disk_files),
+                "keep": [p for p in plan.reach or plan.ro_paths if p != scratch],
+            },
+        }
         if layer.landlock_abi >= 1:
             spec["landlock"] = landlock_policy(layer.landlock_abi, plan.ro_paths, plan.scratch)
         if layer.seccomp:
             # Installed by the shim last, just before it execs the bot (it still mounts).
-            spec["seccomp"] = bot_filter()
+            spec["seccomp"] = bot_filter(sockets="netns")
         return Prefix(limits_prefix(plan, spec, by_shim=True) + announce(layer))
 
 
