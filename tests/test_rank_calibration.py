@@ -16,6 +16,8 @@ from referee.stats.calibration import (
     settle_versus_balanced,
     true_strength,
 )
+from referee.stats.league import fit_league, settle_pairs
+from referee.stats.ranks import adjacent_order
 from referee.tournament.schedule import Played
 from referee.tournament.standings import rank_pool
 
@@ -122,3 +124,22 @@ def test_until_settled_is_right_at_least_as_often_as_a_balanced_league() -> None
     )
     assert settled >= balanced
     assert settled_all >= balanced_all
+
+
+def test_settle_batches_go_to_the_unsure_orders_within_the_budget() -> None:
+    """Extra meetings only while an adjacent order is unsure; the unsure pair's own
+    meeting first; at most one round's worth (bots / 2) and the budget."""
+    rng = np.random.default_rng(41)
+    field = make_field(6, 4.0, rng)  # clear gaps, but bot 1 is a copy of bot 2
+    a, b, sa, sb = play(field, round_robin(6, 2), rng)
+    model = fit_league(6, a, b, sa, sb, samples=1000)
+    order = [int(i) for i in np.argsort(-model.strength, kind="stable")]
+    probs = adjacent_order(model.draws, order)
+    unsure = [(order[k], order[k + 1]) for k, p in enumerate(probs) if p < 0.95]
+    assert unsure and all({u, v} == {1, 2} for u, v in unsure)
+    batch = settle_pairs(model, order, probs, 0.95, 10)
+    assert 0 < len(batch) <= 3
+    assert (1, 2) in batch
+    assert len(settle_pairs(model, order, probs, 0.95, 1)) == 1
+    assert settle_pairs(model, order, probs, 0.95, 0) == []
+    assert settle_pairs(model, order, [1.0] * len(probs), 0.95, 10) == []
