@@ -14,16 +14,18 @@ precisely, so extra matches cannot reward the pairs that got them.
 Uncertainty: the observed mean of pair p over n_p matches is normal around the
 true mean with covariance C_p / n_p (the central limit theorem over a match's
 rounds and over matches). C_p blends the pair's own 2x2 scatter (n_p - 1 degrees
-of freedom) with the scatter pooled over all pairs (``PRIOR_DF`` pseudo degrees
-of freedom), so a pair met only twice borrows from the rest. The pooled scale is
-itself uncertain: each draw multiplies every covariance by df / chi2(df) (its
-posterior under a flat prior), which widens the ranges when few pairs repeat.
-When no pair has met twice (one leg, or early in the pool) the scatter comes from
-the residuals of an additive fit (score = bot's own effect + opponent's effect),
-which also counts any non-additive pair effect as noise: wider, never narrower.
+of freedom) with a prior worth ``PRIOR_DF`` degrees of freedom: the scatter pooled
+over all pairs, scaled by a fit in which each bot adds its own variance to its
+matches (``_bot_noise``), so a pair met only twice borrows from the rest. Each
+draw multiplies each pair's covariance by nu / chi2(nu), nu its degrees of
+freedom, which gives the pair mean its Student t tails. When no pair has met
+twice (one leg, or early in the pool) the scatter comes from the residuals of an
+additive fit (score = bot's own effect + opponent's effect), which also counts any
+non-additive pair effect as noise: wider, never narrower.
 
 Each draw is a full set of pair means from that posterior with the schedule held
-fixed; its strengths rank the bots. A bot's 95% rank range is the central 95% of
+fixed; the strengths are then shrunk towards their mean under a normal prior of
+unknown spread (``_shrink``, a hierarchical step), and they rank the bots. A bot's 95% rank range is the central 95% of
 its ranks over the draws, and ``order_prob`` of two bots the share of draws with
 them in order. ``tools/calibration.py`` and ``tests/test_rank_calibration.py``
 check both against simulated leagues of known strengths (docs/statistics.md).
