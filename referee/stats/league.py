@@ -25,9 +25,9 @@ non-additive pair effect as noise: wider, never narrower.
 
 Each draw is a full set of pair means from that posterior with the schedule held
 fixed; the strengths are then shrunk towards their mean under a normal prior of
-unknown spread (``_shrink``, a hierarchical step), and they rank the bots. A bot's 95% rank range is the central 95% of
-its ranks over the draws, and ``order_prob`` of two bots the share of draws with
-them in order. ``tools/calibration.py`` and ``tests/test_rank_calibration.py``
+unknown spread (``_shrink``, a hierarchical step), and they rank the bots. A
+bot's 95% rank range is the central 95% of its ranks over the draws, and
+``order_prob`` of two bots the share of draws with them in order. ``tools/calibration.py`` and ``tests/test_rank_calibration.py``
 check both against simulated leagues of known strengths (docs/statistics.md).
 """
 
