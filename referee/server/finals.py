@@ -16,8 +16,8 @@ import msgspec
 from ..tournament.config import Resolved, ResolvedBot
 from ..tournament.executor import Executor
 from ..tournament.export import bracket_record, finish_of, match_record, write_exports
-from ..tournament.runner import Runner
-from ..tournament.standings import cross_table, rank_pool
+from ..tournament.runner import LIVE_RANK_SAMPLES, Runner
+from ..tournament.standings import FIGURES, cross_table, rank_pool, rank_uncertainty
 from ..tournament.state import DB_NAME
 from ..tournament.state import Store as TournamentStore
 from .config import CompetitionConfig
@@ -55,7 +55,10 @@ def live_summary(runner: Runner, resolved: Resolved) -> dict[str, Any]:
     """What the finals page shows while they play (results.json's shape, ratings
     without intervals until the end)."""
     names = runner.names
-    standings = rank_pool(names, runner.pool_played(), samples=0)
+    played = runner.pool_played()
+    standings = rank_pool(names, played, samples=0)
+    if played:  # rank ranges are cheap; the ratings' bootstrap is not
+        rank_uncertainty(standings, played, LIVE_RANK_SAMPLES)
     rows = []
     for s in standings:
         row = msgspec.to_builtins(s)
@@ -69,6 +72,7 @@ def live_summary(runner: Runner, resolved: Resolved) -> dict[str, Any]:
         "complete": False,
         "champion": None,
         "standings": rows,
+        "figures": dict(FIGURES),
         "cross_table": {
             "bots": [s.name for s in standings],
             "wdl": [

@@ -103,12 +103,21 @@ class Dashboard:
                 live.update(self._render())
 
 
+# Where the standings' figures come from (results.json has the same, "figures").
+STANDINGS_CAPTION = (
+    "# by bal. Final: mean over opponents of the mean Final against each. "
+    "rank 95% and P(above next): draws of a model of the Final scores per pair, "
+    "schedule fixed. rating: Bradley-Terry on wins, does not rank."
+)
+
+
 def standings_table(rows: list[Standing], title: str, full: bool = True) -> Table:
-    t = Table(title=title)
+    t = Table(title=title, caption=STANDINGS_CAPTION if full else None)
     t.add_column("#", justify="right")
     t.add_column("bot")
     t.add_column("P", justify="right")
     t.add_column("W-D-L", justify="right")
+    t.add_column("bal. Final", justify="right")
     t.add_column("mean Final", justify="right")
     t.add_column("mean Std", justify="right")
     t.add_column("rating", justify="right")
@@ -130,6 +139,7 @@ def standings_table(rows: list[Standing], title: str, full: bool = True) -> Tabl
             shown(s.name),
             str(s.played),
             f"{s.wins}-{s.draws}-{s.losses}",
+            f"{s.balanced_final:.4f}",
             f"{s.mean_final:.4f}",
             f"{s.mean_standard:.4f}",
             *rating,

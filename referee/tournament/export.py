@@ -17,7 +17,7 @@ import msgspec
 from ..outcome import MatchOutcome
 from .config import Resolved
 from .schedule import Bracket, MatchPlan, round_name
-from .standings import Standing, TableStanding, cross_table
+from .standings import FIGURES, Standing, TableStanding, cross_table
 
 # Verdict fields that are measurements of one particular run. Escaped-process
 # reports carry pids, so they vary too (they stay in the file, under ``timing``).
@@ -155,6 +155,7 @@ def write_exports(
         "complete": champion is not None,
         "champion": champion,
         "standings": rows,
+        "figures": dict(FIGURES) if standings else {},
         "cross_table": {
             "bots": [s.name for s in standings],
             "final_diff": [[cross[a.bot][b.bot].final_diff for b in standings] for a in standings],
@@ -197,6 +198,7 @@ def _write_standings_csv(path: Path, rows: list[dict[str, Any]]) -> None:
         "draws",
         "losses",
         "mean_final",
+        "balanced_final",
         "mean_standard",
         "head_to_head",
         "rating",

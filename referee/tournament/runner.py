@@ -25,11 +25,18 @@ from ..replay import DEFAULT_LEAGUE_FORMAT, replay_suffix
 from .config import Resolved, match_settings
 from .executor import Executor
 from .schedule import Bracket, MatchPlan, Played, TablePlayed, build_bracket, pool_plan, table_plan
-from .standings import Standing, TableStanding, rank_pool, rank_tables, rank_uncertainty
+from .standings import (
+    Standing,
+    TableStanding,
+    rank_pool,
+    rank_tables,
+    rank_uncertainty,
+    settle_batch,
+)
 from .state import Store, played_of, table_played_of, tiebreak_of
 from .worker import Job
 
-LIVE_RANK_SAMPLES = 200  # bootstrap resamples of the dashboard's rank ranges
+LIVE_RANK_SAMPLES = 1000  # model draws of the dashboard's rank ranges
 
 
 class Runner:
@@ -179,26 +186,21 @@ class Runner:
 
     def _settle(self) -> None:
         """Once the last batch of extra matches is complete, schedule the next one:
-        a pair of matches (seats swapped) for every adjacent pair of bots whose order
-        is less certain than the configured confidence, within the budget; or find
-        that every order is settled (or the budget spent). A pure function of the
-        results, so a resumed run schedules exactly the same matches."""
+        up to one round's worth of meetings (a pair of matches, seats swapped) that
+        most sharpen the adjacent orders less certain than the configured
+        confidence (``settle_pairs``; within the budget), or find that every order
+        is settled (or the budget spent). The ranking weights every
+        opponent equally however often they met, so the extra matches sharpen it
+        without changing what it measures. A pure function of the results, so a
+        resumed run schedules exactly the same matches."""
         batch = max((p.round for p in self.settle_plans), default=0)
         if any(p.id not in self.finished for p in self.settle_plans if p.round == batch):
             return
         pool = self.cfg.pool
         left = pool.settle_budget - len(self.settle_plans)
-        rows = rank_pool(self.names, self.pool_played())
-        uncertain = [
-            (rows[k].bot, rows[k + 1].bot)
-            for k in range(len(rows) - 1)
-            if (p := rows[k].order_prob) is not None and max(p, 1.0 - p) < pool.settle_confidence
-        ]
+        pairs = settle_batch(self.names, self.pool_played(), pool.settle_confidence, left // 2)
         new: list[MatchPlan] = []
-        for a, b in uncertain:
-            if left < 2:
-                break
-            i, j = min(a, b), max(a, b)
+        for i, j in pairs:
             for leg in (1, 2):
                 new.append(
                     MatchPlan(
@@ -212,7 +214,6 @@ class Runner:
                         rounds=pool.rounds or 0,
                     )
                 )
-            left -= 2
         if not new:
             self.settled = True
             return

@@ -1,10 +1,13 @@
 """Pool standings, the cross-table and Bradley-Terry ratings.
 
-Ranking (docs/tournament.md): mean Final score over the bot's pool matches,
-then head-to-head among the bots still level (mean Final difference in their
-matches against each other), then mean Standard score, then name. Scores are
-compared rounded to 6 decimals (as the game reports them) so that float noise
-in a mean never decides a place.
+Ranking (docs/tournament.md): balanced mean Final (the mean over a bot's
+opponents of its mean Final against each: in a round robin, its mean Final; with
+extra matches for some pairs, the same quantity, so the extra matches reward no
+one), then head-to-head among the bots still level (mean Final difference in
+their matches against each other), then mean Standard score, then name. Scores
+are compared rounded to 6 decimals (as the game reports them) so that float
+noise in a mean never decides a place. Rank ranges and ``order_prob`` come from
+the model of ``stats/league.py`` (docs/statistics.md).
 """
 
 from __future__ import annotations
@@ -14,15 +17,22 @@ from collections.abc import Sequence
 import msgspec
 import numpy as np
 
-from ..stats.ranks import (
-    adjacent_order,
-    group_bootstrap_weights,
-    rank_intervals,
-    resampled_means,
-)
+from ..stats.league import RANK_DRAWS, LeagueModel, fit_league, settle_pairs
+from ..stats.ranks import adjacent_order, rank_intervals
 from .schedule import Played, TablePlayed
 
 BOOTSTRAP_SAMPLES = 400
+# Where each figure of the standings comes from (results.json "figures", and the
+# caption under the standings on screen).
+FIGURES = {
+    "rank": "balanced mean Final, then head to head, mean Standard, name (the rules' points)",
+    "balanced_final": "mean over the bot's opponents of its mean Final against each",
+    "mean_final": "mean Final over all the bot's pool and settle matches",
+    "rank_low/rank_high": "95% range of the rank over draws of the pair-means model "
+    "of the Final scores, schedule fixed",
+    "order_prob": "share of the same draws with the bot above the next one",
+    "rating": "Bradley-Terry on match wins, informative only (does not rank)",
+}
 RATING_PRIOR = 1.0  # drawn virtual games against a fixed opponent: keeps ratings finite
 ELO = 400.0 / np.log(10.0)  # natural-log strength to the Elo scale
 
@@ -36,6 +46,9 @@ class Standing(msgspec.Struct):
     draws: int = 0
     losses: int = 0
     mean_final: float = 0.0
+    # The ranking key: the mean over the bot's opponents of its mean Final against
+    # each (equal to mean_final when every pair met equally often).
+    balanced_final: float = 0.0
     mean_standard: float = 0.0
     head_to_head: float | None = None  # only set when it was needed to split a tie
     faults: int = 0  # fault records over all pool matches
@@ -43,9 +56,9 @@ class Standing(msgspec.Struct):
     rating: float = 0.0  # Bradley-Terry, Elo scale, mean 0
     rating_low: float = 0.0  # 95% bootstrap interval
     rating_high: float = 0.0
-    # 95% range of the bot's rank over a bootstrap of the pool's pairs (mean Final
-    # in each resample), and the share of resamples in which it stays above the bot
-    # ranked next (None for the last bot, or without a bootstrap).
+    # 95% range of the bot's rank over draws from the pair-means model of the Final
+    # scores (stats/league.py), and the share of draws in which it stays above the
+    # bot ranked next (None for the last bot).
     rank_low: int = 0
     rank_high: int = 0
     order_prob: float | None = None
@@ -59,8 +72,9 @@ def rank_pool(
     names: Sequence[str], games: Sequence[Played], samples: int = BOOTSTRAP_SAMPLES
 ) -> list[Standing]:
     """Standings from the pool matches played so far (complete or not). ``samples``
-    bootstrap resamples give the rating intervals (0: point ratings only, for the
-    live dashboard)."""
+    bootstrap resamples give the rating intervals (0: point ratings only and no
+    rank ranges, for the live dashboard and the finals' seeding); rank ranges come
+    from RANK_DRAWS draws of the league model."""
     n = len(names)
     rows = [Standing(rank=0, bot=i, name=names[i]) for i in range(n)]
     fsum = [0.0] * n
@@ -79,15 +93,22 @@ def rank_pool(
                 r.wins += 1
             else:
                 r.losses += 1
+    balanced = _league_model(n, games, 0).strength
     for r in rows:
         if r.played:
             r.mean_final = _r6(fsum[r.bot] / r.played)
             r.mean_standard = _r6(ssum[r.bot] / r.played)
+            r.balanced_final = _r6(float(balanced[r.bot]))
     ordered: list[Standing] = []
-    by_final = sorted(rows, key=lambda r: -r.mean_final)
+    by_final = sorted(rows, key=lambda r: (r.played == 0, -r.balanced_final))
     k = 0
     while k < len(by_final):
-        group = [r for r in by_final[k:] if r.mean_final == by_final[k].mean_final]
+        group = [
+            r
+            for r in by_final[k:]
+            if r.balanced_final == by_final[k].balanced_final
+            and (r.played == 0) == (by_final[k].played == 0)
+        ]
         k += len(group)
         if len(group) > 1:
             members = {r.bot for r in group}
@@ -101,7 +122,7 @@ def rank_pool(
         r.rank_low = r.rank_high = rank
     ratings(ordered, games, samples)
     if samples > 0 and games:
-        rank_uncertainty(ordered, games, samples)
+        rank_uncertainty(ordered, games)
     return ordered
 
 
@@ -112,32 +133,53 @@ def meeting_of(match_id: str) -> str:
     return head if head and leg.isalnum() and len(leg) <= 2 else match_id
 
 
+def _league_model(n: int, games: Sequence[Played], samples: int) -> LeagueModel:
+    return fit_league(
+        n,
+        [g.seats[0] for g in games],
+        [g.seats[1] for g in games],
+        [g.final[0] for g in games],
+        [g.final[1] for g in games],
+        samples=samples,
+    )
+
+
 def rank_uncertainty(
     ordered: Sequence[Standing],
     games: Sequence[Played],
-    samples: int = BOOTSTRAP_SAMPLES,
-    seed: int = 20260102,
+    samples: int = RANK_DRAWS,
+    model: LeagueModel | None = None,
 ) -> None:
-    """Fill in rank_low, rank_high and order_prob from a bootstrap over meetings
-    (both legs of a pair drawn together), ranking by mean Final in each resample."""
+    """Fill in rank_low, rank_high and order_prob from draws of the pair-means model
+    of the Final scores (stats/league.py: the schedule is held fixed, each draw is
+    ranked by balanced mean Final). With no way yet to tell noise from skill (no
+    pair met twice and too few pairs for the additive fit) every rank is possible
+    and every order a coin flip."""
     n = len(ordered)
-    values = np.zeros((len(games), n))
-    present = np.zeros((len(games), n))
-    keys: dict[str, int] = {}
-    groups = []
-    for m, g in enumerate(games):
-        for seat, bot in enumerate(g.seats):
-            values[m, bot] = g.final[seat]
-            present[m, bot] = 1.0
-        groups.append(keys.setdefault(meeting_of(g.id), len(keys)))
-    weights = group_bootstrap_weights(groups, samples, seed)
-    means = resampled_means(weights, values, present)
-    low, high = rank_intervals(means)
+    if model is None:
+        model = _league_model(n, games, samples)
     order = [r.bot for r in ordered]
-    probs = adjacent_order(means, order)
+    if model.basis == "none":
+        low, high, probs = [1] * n, [n] * n, [0.5] * (n - 1)
+    else:
+        low, high = rank_intervals(model.draws)
+        probs = adjacent_order(model.draws, order)
     for k, r in enumerate(ordered):
         r.rank_low, r.rank_high = low[r.bot], high[r.bot]
         r.order_prob = round(probs[k], 3) if k < len(probs) else None
+
+
+def settle_batch(
+    names: Sequence[str], games: Sequence[Played], confidence: float, budget_pairs: int
+) -> list[tuple[int, int]]:
+    """The pairs (i < j) of the next batch of extra meetings for ``--until-settled``
+    (``stats.league.settle_pairs``), from the standings of ``games``."""
+    rows = rank_pool(names, games, samples=0)
+    model = _league_model(len(names), games, RANK_DRAWS)
+    rank_uncertainty(rows, games, model=model)
+    return settle_pairs(
+        model, [r.bot for r in rows], [r.order_prob for r in rows], confidence, budget_pairs
+    )
 
 
 def _head_to_head(members: set[int], games: Sequence[Played]) -> dict[int, float]:

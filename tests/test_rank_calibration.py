@@ -1,0 +1,145 @@
+"""Rank ranges, order probabilities and --until-settled, checked against simulated
+leagues of bots with known strengths (pure numpy, no processes; docs/statistics.md
+has the larger run of tools/calibration.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from referee.stats.calibration import (
+    LEVELS,
+    calibrate,
+    make_field,
+    play,
+    round_robin,
+    settle_versus_balanced,
+    true_strength,
+)
+from referee.stats.league import fit_league, settle_pairs
+from referee.stats.ranks import adjacent_order
+from referee.tournament.schedule import Played
+from referee.tournament.standings import rank_pool
+
+
+@pytest.mark.parametrize(("gap", "seed"), [(1.0, 11), (0.4, 12)])
+def test_rank_ranges_and_order_probabilities_are_calibrated(gap: float, seed: int) -> None:
+    """Well-separated (gap 1.0) and close (0.4, about one standard error of a
+    difference for the quiet bots) fields of eight, with non-transitive pairs, noisy
+    bots and an identical pair: the 95% ranges hold the true rank at least 95% of
+    the time, and orders given order_prob >= p are right at least a share p."""
+    cal = calibrate(8, gap, legs=2, leagues=200, seed=seed, samples=400)
+    assert cal.coverage >= 0.95
+    assert cal.mean_width < (3.0 if gap >= 1.0 else 6.0)  # not uselessly wide
+    for p in LEVELS:
+        count, right = cal.right_at[p]
+        assert count >= 10, (p, count)  # the level is reached, so the check means something
+        assert right >= p, (p, count, right)
+    # The identical pair: no side is favoured, and a confident call is rare.
+    assert 0.45 <= cal.copies_mean <= 0.55
+    assert cal.copies_sure <= 0.12
+
+
+def _played(a: np.ndarray, b: np.ndarray, sa: np.ndarray, sb: np.ndarray) -> list[Played]:
+    games = []
+    for k, (x, y, fx, fy) in enumerate(zip(a, b, sa, sb, strict=True)):
+        i, j = int(min(x, y)), int(max(x, y))
+        winner = int(x) if fx > fy else int(y) if fy > fx else None
+        games.append(
+            Played(
+                id=f"pool-{i + 1:02d}-{j + 1:02d}-{k // 28 + 1}",
+                seats=(int(x), int(y)),
+                final=(float(fx), float(fy)),
+                standard=(float(fx), float(fy)),
+                winner=winner,
+            )
+        )
+    return games
+
+
+def test_league_standings_are_sure_where_the_field_is_clear() -> None:
+    """Through the standings code: in a field whose order a league almost always
+    gets right, the ranges are narrow and most adjacent orders are called with
+    0.95 or more (a meetings bootstrap changed each bot's opponents and gave 1-4 to
+    a bot that won everything)."""
+    rng = np.random.default_rng(21)
+    names = [f"bot{i}" for i in range(8)]
+    probs: list[float] = []
+    widths: list[int] = []
+    covered = total = 0
+    for _ in range(12):
+        field = make_field(8, 2.0, rng, copies=False)
+        truth = true_strength(field)
+        rows = rank_pool(names, _played(*play(field, round_robin(8, 2), rng)), samples=20)
+        for r in rows:
+            true_rank = 1 + int(np.sum(truth > truth[r.bot]))
+            covered += int(r.rank_low <= true_rank <= r.rank_high)
+            widths.append(r.rank_high - r.rank_low + 1)
+            total += 1
+        probs += [r.order_prob for r in rows if r.order_prob is not None]
+    assert covered / total >= 0.95
+    assert np.mean(widths) <= 2.0
+    assert np.mean(np.array(probs) >= 0.95) >= 0.8
+
+
+def _game(mid: str, a: int, b: int, fa: float, fb: float) -> Played:
+    winner = a if fa > fb else b if fb > fa else None
+    return Played(id=mid, seats=(a, b), final=(fa, fb), standard=(fa, fb), winner=winner)
+
+
+def test_extra_matches_for_one_pair_do_not_reorder_the_standings() -> None:
+    """Cycler beats frequency in their meeting but finishes below it; fourteen more
+    matches between the two, with the same result as their meeting, must not lift
+    cycler over frequency (by mean Final over all matches they did)."""
+    names = ["frequency", "cycler", "rock", "paper"]
+    scores = {  # (a, b): a's and b's Final, both legs
+        (0, 1): (-0.2, 0.2),
+        (0, 2): (0.9, -0.9),
+        (0, 3): (0.9, -0.9),
+        (1, 2): (0.1, -0.1),
+        (1, 3): (0.1, -0.1),
+        (2, 3): (0.0, 0.0),
+    }
+    games = []
+    for (a, b), (fa, fb) in scores.items():
+        games.append(_game(f"pool-{a}{b}-1", a, b, fa, fb))
+        games.append(_game(f"pool-{a}{b}-2", b, a, fb, fa))
+    before = [r.name for r in rank_pool(names, games, samples=0)]
+    assert before[:2] == ["frequency", "cycler"]
+    extra = [_game(f"settle-{k}", 1, 0, 0.2, -0.2) for k in range(14)]
+    rows = rank_pool(names, games + extra, samples=0)
+    assert [r.name for r in rows] == before
+    by = {r.name: r for r in rows}
+    assert by["cycler"].mean_final > by["frequency"].mean_final  # what points alone would say
+    assert by["frequency"].balanced_final == pytest.approx((-0.2 + 0.9 + 0.9) / 3)
+
+
+def test_until_settled_is_right_at_least_as_often_as_a_balanced_league() -> None:
+    """A double round robin of eight bots, clear gaps (1.2) alternating with close
+    ones (0.3), plus up to 112 extra matches from the settling schedule, gets the
+    adjacent orders (and the whole order) right at least as often as a balanced
+    league of the same number of matches, both ranked by balanced mean score."""
+    settled, balanced, settled_all, balanced_all = settle_versus_balanced(
+        8, (1.2, 0.3), legs=2, budget=112, leagues=50, seed=31, samples=400
+    )
+    assert settled >= balanced
+    assert settled_all >= balanced_all
+
+
+def test_settle_batches_go_to_the_unsure_orders_within_the_budget() -> None:
+    """Extra meetings only while an adjacent order is unsure; the unsure pair's own
+    meeting first; at most one round's worth (bots / 2) and the budget."""
+    rng = np.random.default_rng(41)
+    field = make_field(6, 4.0, rng)  # clear gaps, but bot 1 is a copy of bot 2
+    a, b, sa, sb = play(field, round_robin(6, 2), rng)
+    model = fit_league(6, a, b, sa, sb, samples=1000)
+    order = [int(i) for i in np.argsort(-model.strength, kind="stable")]
+    probs = adjacent_order(model.draws, order)
+    unsure = [(order[k], order[k + 1]) for k, p in enumerate(probs) if p < 0.95]
+    assert unsure and all({u, v} == {1, 2} for u, v in unsure)
+    batch = settle_pairs(model, order, probs, 0.95, 10)
+    assert 0 < len(batch) <= 3
+    assert (1, 2) in batch
+    assert len(settle_pairs(model, order, probs, 0.95, 1)) == 1
+    assert settle_pairs(model, order, probs, 0.95, 0) == []
+    assert settle_pairs(model, order, [1.0] * len(probs), 0.95, 10) == []

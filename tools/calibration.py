@@ -1,0 +1,85 @@
+"""Calibration tables of the league rank ranges, ``order_prob`` and ``--until-settled``
+from simulated leagues of bots with known strengths (pure numpy, no processes).
+
+    python tools/calibration.py [--leagues 2000] [--settle-leagues 1000] [--seed 1]
+
+Prints the markdown tables of docs/statistics.md: for each field, the share of
+95% rank ranges holding the true rank and their mean width, the share of
+adjacent orders called with ``order_prob`` >= p that are right (and how many
+there were), the identical pair's mean share of draws in one order and how often
+it was called with 0.95 either way; then the settled league against a balanced
+league of the same number of matches. ``referee/stats/calibration.py`` defines
+the fields.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from referee.stats.calibration import LEVELS, calibrate, settle_versus_balanced  # noqa: E402
+
+FIELDS = (
+    ("well separated", 8, 1.0),
+    ("close", 8, 0.4),
+    ("very close", 8, 0.25),
+    ("fourteen bots, close", 14, 0.4),
+)
+SETTLE = (
+    ("clear and close gaps (1.2, 0.3)", (1.2, 0.3), 56),
+    ("clear and close gaps (1.2, 0.3)", (1.2, 0.3), 112),
+    ("close (0.4)", 0.4, 56),
+)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--leagues", type=int, default=2000)
+    ap.add_argument("--settle-leagues", type=int, default=1000)
+    ap.add_argument("--samples", type=int, default=1000)
+    ap.add_argument("--seed", type=int, default=1)
+    args = ap.parse_args()
+    start = time.monotonic()
+    print("| field | bots | gap | leagues | 95% range holds true rank | mean width |", end="")
+    print("".join(f" right at >= {p} (n) |" for p in LEVELS), end="")
+    print(" identical pair: mean P | called >= 0.95 |")
+    print("|---|---:|---:|---:|---:|---:|" + "---:|" * len(LEVELS) + "---:|---:|")
+    for k, (name, n, gap) in enumerate(FIELDS):
+        cal = calibrate(n, gap, 2, args.leagues, args.seed + 100 * k, samples=args.samples)
+        cells = "".join(f" {r:.3f} ({c}) |" for c, r in cal.right_at.values())
+        print(
+            f"| {name} | {n} | {gap} | {cal.leagues} | {cal.coverage:.4f} |"
+            f" {cal.mean_width:.2f} |{cells} {cal.copies_mean:.3f} | {cal.copies_sure:.3f} |",
+            flush=True,
+        )
+    print()
+    print(
+        "| field (8 bots, 2 legs) | extra matches | leagues | adjacent orders right:"
+        " settled | balanced | whole order right: settled | balanced |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for k, (name, gap, budget) in enumerate(SETTLE):
+        s, b, s_all, b_all = settle_versus_balanced(
+            8, gap, 2, budget, args.settle_leagues, args.seed + 1000 + k, samples=400
+        )
+        print(
+            f"| {name} | {budget} | {args.settle_leagues} | {s:.3f} | {b:.3f} |"
+            f" {s_all:.3f} | {b_all:.3f} |",
+            flush=True,
+        )
+    when = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    load = os.getloadavg()[0]
+    print(
+        f"\n{when}, seed {args.seed}, {args.samples} draws per league,"
+        f" {time.monotonic() - start:.0f} s, load {load:.1f}"
+    )
+
+
+if __name__ == "__main__":
+    main()
