@@ -26,6 +26,9 @@ Modules:
     what a bot may see: its own files, its interpreter, host system entries.
 ``proctree``
     process-tree accounting (RSS, CPU) and teardown (kill_tree, the subreaper sweep).
+``cgroups``
+    a cgroup per bot where the host allows one: kernel-enforced memory and process
+    limits, CPU weight, the kill of a whole tree, the bot's own peak memory.
 ``sched``
     CPU affinity and time slices for a bot's threads.
 ``identity``
@@ -47,6 +50,9 @@ from .base import (
     Limits,
     SandboxError,
 )
+from .cgroups import NO_CGROUPS, BotCgroup, CgroupHost, enforcement
+from .cgroups import Reading as CgroupReading
+from .cgroups import host as cgroup_host
 from .choose import choose_layer
 from .disk import DiskUsage, disk_usage
 from .fairness import FairShare
@@ -59,11 +65,14 @@ from .proctree import (
     cpus_busy_s,
     enable_subreaper,
     kill_tree,
+    live_strays,
+    peak_vm_hwm_kib,
     sweep_escaped,
     tree_cpu_s,
     tree_usage,
     tree_wait_s,
 )
+from .proctree import describe as describe_process
 from .registry import LAYERS, SANDBOX_CHOICES
 from .sched import (
     carry_nice,
@@ -88,6 +97,15 @@ __all__ = [
     "TreeUsage",
     "DiskUsage",
     "BotUnreachable",
+    "BotCgroup",
+    "NO_CGROUPS",
+    "CgroupHost",
+    "CgroupReading",
+    "cgroup_host",
+    "describe_process",
+    "enforcement",
+    "live_strays",
+    "peak_vm_hwm_kib",
     "FairShare",
     "after_spawn",
     "carry_nice",
