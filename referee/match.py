@@ -591,6 +591,8 @@ class Match:
         so that a peak over a limit never sits beside "ok"."""
         limits = self.cfg.limits
         for seat, s in enumerate(self.seats):
+            if s.verdict.disqualified:
+                continue  # already out, and stopped by whatever put it out
             kinds = {f.kind for f in s.verdict.faults}
             found: tuple[FaultKind, str] | None = None
             if s.cg_reading is not None:

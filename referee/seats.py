@@ -113,8 +113,9 @@ async def finish_bots(
         # What is left in a bot's cgroup once its tree is dead escaped it (a double
         # fork, setsid): the cgroup says whose it is, whatever it did to its
         # environment. Then the whole cgroup is killed at once.
-        for pid in sbx.live_strays(s.cgroup.members()):
-            s.verdict.escaped_processes.append(sbx.describe_process(pid, s.marker))
+        s.verdict.escaped_processes += sbx.describe_strays(
+            sbx.live_strays(s.cgroup.members()), s.marker
+        )
         s.cg_reading = s.cgroup.read()
         s.cgroup.kill()
     known = {s.bot.pid for s in live if s.bot is not None}

@@ -63,6 +63,7 @@ from .proctree import (
     TreeUsage,
     after_spawn,
     cpus_busy_s,
+    describe_strays,
     enable_subreaper,
     kill_tree,
     live_strays,
@@ -72,7 +73,6 @@ from .proctree import (
     tree_usage,
     tree_wait_s,
 )
-from .proctree import describe as describe_process
 from .registry import LAYERS, SANDBOX_CHOICES
 from .sched import (
     carry_nice,
@@ -102,7 +102,7 @@ __all__ = [
     "CgroupHost",
     "CgroupReading",
     "cgroup_host",
-    "describe_process",
+    "describe_strays",
     "enforcement",
     "live_strays",
     "peak_vm_hwm_kib",

@@ -388,9 +388,22 @@ def live_strays(pids: Iterable[int]) -> list[int]:
     return found
 
 
-def describe(pid: int, owner: str) -> str:
-    """ "pid cmdline [owner]" of a live process, for a verdict's escaped processes."""
-    return _describe(pid, owner)
+def describe_strays(pids: list[int], owner: str) -> list[str]:
+    """ "pid cmdline [owner]" of the topmost of ``pids`` (their parent is not among
+    them), a few at most, the last followed by how many more there are."""
+    strays = set(pids)
+    tops = []
+    for p in pids:
+        fields = _stat_fields(p)
+        if fields is None or len(fields) < 2 or int(fields[1]) not in strays:
+            tops.append(p)
+    found = [_describe(p, owner) for p in tops[:_STRAYS_NAMED]]
+    if found and len(pids) > len(found):
+        found[-1] += f" (+{len(pids) - len(found)} more)"
+    return found
+
+
+_STRAYS_NAMED = 5  # escapees named one by one; the rest are counted
 
 
 def peak_vm_hwm_kib(pid: int) -> int:
