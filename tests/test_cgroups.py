@@ -1,0 +1,234 @@
+"""A cgroup per bot (referee/sandbox/cgroups.py): what the header says is enforced by
+the kernel and what is sampled, each bot's own peak memory, the bot inside its cgroup
+before it runs, escapees charged to their own bot and never to the opponent, no
+cgroup left behind, and the same referee as an unprivileged user (no cgroup: every
+limit sampled, and said so). The attack bots themselves are played in every layer by
+test_zoo.py.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from referee import sandbox
+from referee.match import kernel_limit_fault
+from referee.sandbox.cgroups import CgroupHost, Hierarchy, Reading
+
+ROOT = Path(__file__).resolve().parent.parent
+MINIMAL_C = ROOT / "sample_bots" / "bin" / "minimal_c"
+ZOO_BIN = ROOT / "tests" / "zoo" / "bin"
+
+needs_c = pytest.mark.skipif(
+    not MINIMAL_C.is_file() or not (ZOO_BIN / "framing_escapee").is_file(),
+    reason="the C bots are not built (make bots; make -C tests/zoo)",
+)
+
+
+def _cgroups_or_skip() -> CgroupHost:
+    cg = sandbox.cgroup_host()
+    if cg.where("memory") is None or cg.where("pids") is None:
+        pytest.skip(f"no memory and pids cgroup for this user here: {cg.missing}")
+    return cg
+
+
+def _match(*args: str, user: list[str] | None = None) -> tuple[dict[str, Any], int, str]:
+    argv = [*(user or []), sys.executable, "-m", "referee", "match", *args]
+    proc = subprocess.Popen(
+        argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd="/"
+    )
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    return (json.loads(out) if "--json" in args else {"text": out}), proc.pid, err
+
+
+def _seat(result: dict[str, Any], seat: int) -> dict[str, Any]:
+    verdict: dict[str, Any] = next(s for s in result["seats"] if s["seat"] == seat)["verdict"]
+    return verdict
+
+
+def _leftover_cgroups(referee_pid: int) -> list[str]:
+    """Cgroups a referee of that pid made that are still there."""
+    found = []
+    for h in sandbox.cgroup_host().hierarchies:
+        found += [n for n in os.listdir(h.base) if n.startswith(f"referee-{referee_pid}-")]
+    return found
+
+
+# -- pure --------------------------------------------------------------------
+
+
+def test_a_cgroup_reading_over_a_limit_is_the_bots_fault() -> None:
+    limits = sandbox.Limits(memory_mib=256, processes=64)
+    assert kernel_limit_fault(Reading(peak_bytes=100 << 20), limits) is None
+    kind, detail = kernel_limit_fault(Reading(peak_bytes=256 << 20, oom_kills=1), limits) or (
+        None,
+        "",
+    )
+    assert kind == "memory_limit"
+    assert "256 MiB" in detail and "killed 1" in detail
+    kind, detail = kernel_limit_fault(Reading(fork_refusals=3), limits) or (None, "")
+    assert kind == "process_limit"
+    assert "64" in detail and "refused 3" in detail
+
+
+def test_the_header_says_what_is_sampled_where_no_cgroup_is_had() -> None:
+    sampled = sandbox.enforcement(sandbox.NO_CGROUPS)
+    assert set(sampled) >= {"memory", "processes", "cpu_share", "teardown", "peak_memory"}
+    assert not any(v.startswith("kernel") for v in sampled.values()), sampled
+    hybrid = CgroupHost(
+        (
+            Hierarchy("/v2", True, ("cpuacct", "kill")),
+            Hierarchy("/v1mem", False, ("memory",)),
+            Hierarchy("/v1pids", False, ("pids",)),
+        )
+    )
+    said = sandbox.enforcement(hybrid)
+    assert said["memory"] == "kernel (cgroup v1 memory)"
+    assert said["processes"] == "kernel (cgroup v1 pids)"
+    assert said["teardown"] == "kernel (cgroup v2 kill)"
+    assert said["cpu_share"] == "sampled"  # no cpu controller in this host
+
+
+# -- real matches ------------------------------------------------------------
+
+
+@needs_c
+def test_each_bot_runs_in_a_cgroup_of_its_own_from_before_it_starts() -> None:
+    _cgroups_or_skip()
+    # The bot's first act is to show its cgroups: it is in them before it runs.
+    show = f"sh -c 'cat /proc/self/cgroup >&2; exec {MINIMAL_C}'"
+    result, pid, _ = _match(
+        show, show, "--rounds", "5", "--sandbox", "basic", "--json", "--no-replay"
+    )
+    enforced = result["containment"]["enforcement"]
+    assert enforced["memory"].startswith("kernel"), enforced
+    assert enforced["processes"].startswith("kernel"), enforced
+    names = set()
+    for seat in (0, 1):
+        verdict = _seat(result, seat)
+        assert verdict.get("status", "ok") == "ok", verdict
+        lines = [ln for ln in verdict["stderr_head"].splitlines() if "referee-" in ln]
+        for role in ("memory", "pids"):
+            assert any(f":{role}:" in ln or ln.startswith("0::") for ln in lines), lines
+        names |= {ln.rsplit("/", 1)[-1] for ln in lines}
+    assert len(names) >= 2, names  # one cgroup per seat, not a shared one
+    assert all(n.startswith(f"referee-{pid}-") for n in names), names
+    assert _leftover_cgroups(pid) == []
+
+
+@needs_c
+@pytest.mark.parametrize("cgroups", ["auto", "off"])
+def test_the_peak_memory_is_the_bots_own(cgroups: str) -> None:
+    # Before: both seats showed the referee's own pre-exec fork (about 31 MiB each).
+    result, pid, _ = _match(
+        str(MINIMAL_C),
+        str(MINIMAL_C),
+        "--rounds",
+        "20",
+        "--cgroups",
+        cgroups,
+        "--json",
+        "--no-replay",
+    )
+    for seat in (0, 1):
+        peak = _seat(result, seat)["peak_rss_kib"]
+        assert 0 < peak < 12 * 1024, (cgroups, peak)
+    if cgroups == "off":
+        assert set(result["containment"]["enforcement"].values()) <= {
+            "sampled",
+            "process tree walk",
+        }
+    assert _leftover_cgroups(pid) == []
+
+
+@needs_c
+def test_the_match_prints_and_records_what_the_kernel_enforces(tmp_path: Path) -> None:
+    cg = _cgroups_or_skip()
+    replay = tmp_path / "m.jsonl"
+    printed, _, _ = _match(str(MINIMAL_C), str(MINIMAL_C), "--rounds", "5", "--replay", str(replay))
+    memory_by = cg.kernel["memory"]
+    assert f"memory kernel ({memory_by} memory)" in " ".join(printed["text"].split())
+    header = json.loads(replay.read_text().splitlines()[0])
+    assert header["containment"]["enforcement"]["memory"] == f"kernel ({memory_by} memory)"
+    check = subprocess.run(
+        [sys.executable, "-m", "referee", "verify", str(replay)], capture_output=True, text=True
+    )
+    assert check.returncode == 0, check.stdout + check.stderr
+
+
+@needs_c
+@pytest.mark.parametrize("cgroups", ["auto", "off"])
+def test_an_escapee_that_drops_its_marker_is_charged_to_its_own_bot(cgroups: str) -> None:
+    # Its cgroup (auto) or, as root, its uid (off) says whose it is; before, it was
+    # charged to both seats, so a bot could frame its opponent.
+    if cgroups == "auto":
+        _cgroups_or_skip()
+    elif os.geteuid() != 0:
+        pytest.skip("without cgroups only a uid of its own (root) names the escapee's bot")
+    result, _, _ = _match(
+        str(ZOO_BIN / "framing_escapee"),
+        str(MINIMAL_C),
+        "--rounds",
+        "10",
+        "--sandbox",
+        "basic",
+        "--cgroups",
+        cgroups,
+        "--json",
+        "--no-replay",
+    )
+    framer, victim = _seat(result, 0), _seat(result, 1)
+    assert framer["status"] == "escaped_process", framer
+    assert any("framing_escapee --sleep" in e for e in framer["escaped_processes"]), framer
+    assert victim.get("status", "ok") == "ok", victim
+    assert not victim.get("escaped_processes"), victim
+
+
+def _nobody() -> list[str] | None:
+    """A command prefix that runs the referee as uid 65534, where that works here."""
+    setpriv = shutil.which("setpriv")
+    if os.geteuid() != 0 or setpriv is None:
+        return None
+    prefix = [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"]
+    prefix += ["--inh-caps=-all", "--bounding-set=-all"]
+    probe = subprocess.run(
+        [*prefix, sys.executable, "-c", "import referee"], capture_output=True, cwd="/"
+    )
+    return prefix if probe.returncode == 0 else None
+
+
+@needs_c
+def test_an_unprivileged_referee_samples_says_so_and_charges_no_one_it_cannot_tell() -> None:
+    user = _nobody()
+    if user is None:
+        pytest.skip("cannot run the referee as uid 65534 here (not root, or no setpriv)")
+    result, _, _ = _match(
+        str(ZOO_BIN / "framing_escapee"),
+        str(MINIMAL_C),
+        "--rounds",
+        "10",
+        "--sandbox",
+        "basic",
+        "--json",
+        "--no-replay",
+        user=user,
+    )
+    enforced = result["containment"]["enforcement"]
+    assert not any(v.startswith("kernel") for v in enforced.values()), enforced
+    assert result["containment"]["bot_uids"] == [65534, 65534]
+    for seat in (0, 1):
+        verdict = _seat(result, seat)
+        # Both bots share the referee's uid, there is no cgroup and the escapee
+        # dropped its marker: recorded, charged to no one.
+        assert verdict.get("status", "ok") == "ok", verdict
+        assert not verdict.get("escaped_processes"), verdict
+        assert any("--sleep" in e for e in verdict["extra"]["escaped_unattributed"]), verdict
+        assert 0 < verdict["peak_rss_kib"] < 12 * 1024, verdict
