@@ -13,10 +13,12 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import needs, skip_or_fail
 
 from referee import sandbox
 from referee.match import kernel_limit_fault
@@ -24,12 +26,23 @@ from referee.sandbox.cgroups import CgroupHost, Hierarchy, Reading
 
 ROOT = Path(__file__).resolve().parent.parent
 MINIMAL_C = ROOT / "sample_bots" / "bin" / "minimal_c"
-ZOO_BIN = ROOT / "tests" / "zoo" / "bin"
+ZOO_C = ROOT / "tests" / "zoo" / "c"
 
-needs_c = pytest.mark.skipif(
-    not MINIMAL_C.is_file() or not (ZOO_BIN / "framing_escapee").is_file(),
-    reason="the C bots are not built (make bots; make -C tests/zoo)",
-)
+needs_c = needs(not MINIMAL_C.is_file(), "the C sample bots are not built (make bots)")
+
+
+@pytest.fixture(scope="module")
+def framing_escapee(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The C framing escapee, built here (test_zoo may be building the zoo's own
+    copies at the same moment)."""
+    cc = shutil.which(os.environ.get("CC", "cc"))
+    if cc is None:
+        skip_or_fail("no C compiler")
+    out = tmp_path_factory.mktemp("cbots") / "framing_escapee"
+    subprocess.run(
+        [cc, "-O1", "-o", str(out), str(ZOO_C / "framing_escapee.c")], check=True, timeout=120
+    )
+    return out
 
 
 def _cgroups_or_skip() -> CgroupHost:
@@ -166,7 +179,9 @@ def test_the_match_prints_and_records_what_the_kernel_enforces(tmp_path: Path) -
 
 @needs_c
 @pytest.mark.parametrize("cgroups", ["auto", "off"])
-def test_an_escapee_that_drops_its_marker_is_charged_to_its_own_bot(cgroups: str) -> None:
+def test_an_escapee_that_drops_its_marker_is_charged_to_its_own_bot(
+    cgroups: str, framing_escapee: Path
+) -> None:
     # Its cgroup (auto) or, as root, its uid (off) says whose it is; before, it was
     # charged to both seats, so a bot could frame its opponent.
     if cgroups == "auto":
@@ -174,7 +189,7 @@ def test_an_escapee_that_drops_its_marker_is_charged_to_its_own_bot(cgroups: str
     elif os.geteuid() != 0:
         pytest.skip("without cgroups only a uid of its own (root) names the escapee's bot")
     result, _, _ = _match(
-        str(ZOO_BIN / "framing_escapee"),
+        str(framing_escapee),
         str(MINIMAL_C),
         "--rounds",
         "10",
@@ -206,12 +221,26 @@ def _nobody() -> list[str] | None:
 
 
 @needs_c
-def test_an_unprivileged_referee_samples_says_so_and_charges_no_one_it_cannot_tell() -> None:
+def test_an_unprivileged_referee_samples_says_so_and_charges_no_one_it_cannot_tell(
+    framing_escapee: Path,
+) -> None:
     user = _nobody()
     if user is None:
         pytest.skip("cannot run the referee as uid 65534 here (not root, or no setpriv)")
+    # Where uid 65534 can run it (pytest's own directories are root's alone).
+    shared = Path(tempfile.mkdtemp(prefix="cgroup-test-"))
+    try:
+        shared.chmod(0o755)
+        bot = shared / "framing_escapee"
+        shutil.copy(framing_escapee, bot)
+        _check_unprivileged(user, bot)
+    finally:
+        shutil.rmtree(shared)
+
+
+def _check_unprivileged(user: list[str], bot: Path) -> None:
     result, _, _ = _match(
-        str(ZOO_BIN / "framing_escapee"),
+        str(bot),
         str(MINIMAL_C),
         "--rounds",
         "10",
