@@ -227,7 +227,9 @@ class Match:
         if log_dir is not None:
             log_dir.mkdir(parents=True, exist_ok=True)
         stem = Path(cfg.replay).name.split(".")[0] if cfg.replay else "match"
-        self.cgroups = sbx.cgroup_host() if cfg.cgroups != "off" else sbx.NO_CGROUPS
+        if cfg.cgroups not in ("auto", "off"):
+            raise UsageError(f"cgroups must be 'auto' or 'off', not {cfg.cgroups!r}")
+        self.cgroups = sbx.cgroup_host() if cfg.cgroups == "auto" else sbx.NO_CGROUPS
         for seat, s in enumerate(self.seats):
             s.scratch = Path(tempfile.mkdtemp(prefix=f"referee-seat{seat}-"))
             marker = s.marker = f"rfb-{os.getpid()}-{seat}-{os.urandom(4).hex()}"
@@ -514,27 +516,26 @@ class Match:
                 self._fault(seat, step, *kernel)
                 over.append(seat)
                 continue
-            if s.cgroup is None or self.cgroups.where("memory") is None:
+            # Where the bot's cgroup holds a limit, the kernel enforces it (its OOM
+            # kills and refused forks are read above): nothing to sample.
+            sampled_memory = s.cgroup is None or self.cgroups.where("memory") is None
+            sampled_tasks = s.cgroup is None or self.cgroups.where("pids") is None
+            if sampled_memory:
                 s.peak_rss = max(s.peak_rss, usage.rss_kib)
-            if s.cgroup is not None and self.cgroups.where("pids") is not None:
-                pass  # the kernel holds the process count (pids.max): nothing to sample
-            elif len(usage.pids) > limits.processes:
-                self._fault(
-                    seat,
-                    step,
-                    faults.PROCESS_LIMIT,
-                    f"{len(usage.pids)} processes > {limits.processes}",
-                )
-                over.append(seat)
-                continue
-            if s.cgroup is not None and self.cgroups.where("memory") is not None:
-                pass  # the kernel holds the memory limit: its OOM kills are read above
-            elif usage.rss_kib > limits.memory_mib * 1024:
+            if sampled_memory and usage.rss_kib > limits.memory_mib * 1024:
                 self._fault(
                     seat,
                     step,
                     faults.MEMORY_LIMIT,
                     f"process tree RSS {usage.rss_kib // 1024} MiB > {limits.memory_mib} MiB",
+                )
+                over.append(seat)
+            elif sampled_tasks and len(usage.pids) > limits.processes:
+                self._fault(
+                    seat,
+                    step,
+                    faults.PROCESS_LIMIT,
+                    f"{len(usage.pids)} processes > {limits.processes}",
                 )
                 over.append(seat)
             elif s.cpu_s > limits.cpu_s:
