@@ -45,7 +45,7 @@ from .protocol import (
 )
 from .replay import FORMAT_NAME, FORMAT_VERSION, BotInfo, Event, Footer, Header, ReplayWriter, Step
 from .replay import utc_now as _utc_now
-from .seats import Seat, finish_bots
+from .seats import Seat, finish_bots, kill_cgroup
 from .wakeup import IdlePollHold
 
 MIB = 1024 * 1024
@@ -628,6 +628,9 @@ class Match:
             if s.bot is not None and not s.bot.exited:
                 s.bot.kill()
                 s.verdict.killed_by_referee = True
+            # Its escapees too, at once: they must not go on taking CPU or memory
+            # from the match while it plays on.
+            kill_cgroup(s)
         self.game.disqualify(self._state, seats)
         event = Event(n=step, kind="disqualified", seats=seats)
         self.writer.write(event)

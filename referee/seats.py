@@ -51,6 +51,19 @@ class Seat:
         self.max_move = 0.0  # the slowest reply, copied from the judge at the end
 
 
+def kill_cgroup(s: Seat) -> None:
+    """Once the bot's process tree is dead: what is left in its cgroup escaped it (a
+    double fork, setsid), and the cgroup says whose it is, whatever it did to its
+    environment; it is named in the verdict, then the whole cgroup is killed at
+    once. Never raises."""
+    if s.cgroup is None:
+        return
+    s.verdict.escaped_processes += sbx.describe_strays(
+        sbx.live_strays(s.cgroup.members()), s.marker
+    )
+    s.cgroup.kill()
+
+
 async def finish_bots(
     seats: Sequence[Seat], out: Sequence[bool], mux: Multiplexer | None, result: GameResult | None
 ) -> None:
@@ -108,16 +121,9 @@ async def finish_bots(
         while not bot.stderr_eof and bot.stderr_fd >= 0 and bot.read_stderr():
             pass
     for s in live:
-        if s.cgroup is None:
-            continue
-        # What is left in a bot's cgroup once its tree is dead escaped it (a double
-        # fork, setsid): the cgroup says whose it is, whatever it did to its
-        # environment. Then the whole cgroup is killed at once.
-        s.verdict.escaped_processes += sbx.describe_strays(
-            sbx.live_strays(s.cgroup.members()), s.marker
-        )
-        s.cg_reading = s.cgroup.read()
-        s.cgroup.kill()
+        if s.cgroup is not None:
+            s.cg_reading = s.cgroup.read()
+            kill_cgroup(s)
     known = {s.bot.pid for s in live if s.bot is not None}
     # As root each bot runs as a uid of its own, which names its escapees too.
     by_uid = {s.uid: s.marker for s in live if s.uid_leased}
