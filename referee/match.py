@@ -230,14 +230,10 @@ class Match:
         if cfg.cgroups not in ("auto", "off"):
             raise UsageError(f"cgroups must be 'auto' or 'off', not {cfg.cgroups!r}")
         self.cgroups = sbx.cgroup_host() if cfg.cgroups == "auto" else sbx.NO_CGROUPS
+        self._make_cgroups()
         for seat, s in enumerate(self.seats):
             s.scratch = Path(tempfile.mkdtemp(prefix=f"referee-seat{seat}-"))
             marker = s.marker = f"rfb-{os.getpid()}-{seat}-{os.urandom(4).hex()}"
-            if self.cgroups.hierarchies:
-                try:
-                    s.cgroup = sbx.BotCgroup.create(self.cgroups, f"seat{seat}", cfg.limits)
-                except sbx.SandboxError as exc:
-                    raise UsageError(f"seat {seat}: {exc}") from None
             try:
                 launch = sbx.prepare_launch(
                     list(s.spec.command),
@@ -273,6 +269,22 @@ class Match:
         self._one_cpu = len(cpus) == 1
         self._record_batch = RECORD_BATCH if self._one_cpu else 1
         self.mux = Multiplexer([s.bot for s in self.seats if s.bot is not None], spin_s=spin_s)
+
+    def _make_cgroups(self) -> None:
+        """A cgroup for every seat, before any bot starts; where one cannot be made
+        (the host changed since start-up), none: the match samples every limit, and
+        its header says so."""
+        if not self.cgroups.hierarchies:
+            return
+        try:
+            for seat, s in enumerate(self.seats):
+                s.cgroup = sbx.BotCgroup.create(self.cgroups, f"seat{seat}", self.cfg.limits)
+        except sbx.SandboxError:
+            for s in self.seats:
+                if s.cgroup is not None:
+                    s.cgroup.remove()
+                    s.cgroup = None
+            self.cgroups = sbx.NO_CGROUPS
 
     def spread(self, cpus: set[int]) -> None:
         """Widen a match started confined to fewer CPUs (a league worker's share, see
