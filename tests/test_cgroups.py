@@ -22,7 +22,7 @@ from conftest import needs, skip_or_fail
 
 from referee import sandbox
 from referee.match import kernel_limit_fault
-from referee.sandbox.cgroups import CgroupHost, Hierarchy, Reading
+from referee.sandbox.cgroups import CgroupHost, Hierarchy, Reading, sweep_stale
 
 ROOT = Path(__file__).resolve().parent.parent
 MINIMAL_C = ROOT / "sample_bots" / "bin" / "minimal_c"
@@ -261,3 +261,29 @@ def _check_unprivileged(user: list[str], bot: Path) -> None:
         assert not verdict.get("escaped_processes"), verdict
         assert any("--sleep" in e for e in verdict["extra"]["escaped_unattributed"]), verdict
         assert 0 < verdict["peak_rss_kib"] < 12 * 1024, verdict
+
+
+def test_a_dead_referees_cgroups_are_swept_with_what_is_left_in_them() -> None:
+    cg = _cgroups_or_skip()
+    # A referee killed before its teardown leaves its bots' cgroups, and in them any
+    # escapee (a setsid grandchild has no parent-death signal). Pid 2**22 + 1 is
+    # above the kernel's largest pid: no live referee has it.
+    name = f"referee-{2**22 + 1}-{os.urandom(4).hex()}-seat0"
+    dirs = [os.path.join(h.base, name) for h in cg.hierarchies]
+    for d in dirs:
+        os.mkdir(d)
+    join = 'for f in "$@"; do echo 0 > "$f"; done; exec sleep 60'
+    escapee = subprocess.Popen(["sh", "-c", join, "sh", *(f"{d}/cgroup.procs" for d in dirs)])
+    try:
+        procs = Path(dirs[0], "cgroup.procs")
+        while not procs.read_text().split():  # until it has joined
+            assert escapee.poll() is None
+        sweep_stale(cg)
+        assert escapee.wait(timeout=5) == -9
+        assert [d for d in dirs if os.path.exists(d)] == []
+    finally:
+        escapee.kill()
+        escapee.wait()
+        for d in dirs:
+            if os.path.exists(d):
+                os.rmdir(d)

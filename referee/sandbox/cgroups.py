@@ -27,6 +27,7 @@ empty.
 from __future__ import annotations
 
 import contextlib
+import errno
 import functools
 import os
 import signal
@@ -176,8 +177,9 @@ def _leave_for_leaf(base: str) -> bool:
 
 
 def _sweep_stale(base: str) -> None:
-    """Remove cgroups left by referees that are gone (killed before their teardown);
-    a cgroup still holding processes stays (rmdir refuses it)."""
+    """Remove the cgroups of referees that are gone (killed before their teardown),
+    killing what is left in them first: only a bot's processes are ever put in one,
+    and an escapee of a dead referee's match has nobody left to stop it."""
     try:
         names = os.listdir(base)
     except OSError:
@@ -188,8 +190,25 @@ def _sweep_stale(base: str) -> None:
         owner = name[len(PREFIX) :].split("-", 1)[0]
         if not owner.isdigit() or owner == str(os.getpid()) or os.path.exists(f"/proc/{owner}"):
             continue
-        with contextlib.suppress(OSError):
-            os.rmdir(os.path.join(base, name))
+        path = os.path.join(base, name)
+        deadline = time.monotonic() + 0.5
+        while True:
+            try:
+                os.rmdir(path)
+                break
+            except OSError as exc:
+                if exc.errno != errno.EBUSY or time.monotonic() > deadline:
+                    break
+            _kill_all(int(p) for p in _read(f"{path}/cgroup.procs").split() if p.isdigit())
+            time.sleep(0.005)
+
+
+def sweep_stale(cg: CgroupHost) -> None:
+    """Remove the cgroups of dead referees in every hierarchy of ``cg`` (the
+    referee does it at start-up). Never raises."""
+    for h in cg.hierarchies:
+        with contextlib.suppress(Exception):
+            _sweep_stale(h.base)
 
 
 @functools.cache
