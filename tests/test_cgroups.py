@@ -22,7 +22,13 @@ from conftest import needs, skip_or_fail
 
 from referee import sandbox
 from referee.match import kernel_limit_fault
-from referee.sandbox.cgroups import CgroupHost, Hierarchy, Reading, sweep_stale
+from referee.sandbox.cgroups import (
+    CgroupHost,
+    Hierarchy,
+    Reading,
+    cpu_weight_of_nice,
+    sweep_stale,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 MINIMAL_C = ROOT / "sample_bots" / "bin" / "minimal_c"
@@ -108,6 +114,13 @@ def test_the_header_says_what_is_sampled_where_no_cgroup_is_had() -> None:
     assert said["processes"] == "kernel (cgroup v1 pids)"
     assert said["teardown"] == "kernel (cgroup v2 kill)"
     assert said["cpu_share"] == "sampled"  # no cpu controller in this host
+
+
+def test_a_niced_referees_bots_get_the_weight_of_its_nice_value() -> None:
+    assert cpu_weight_of_nice(0) == 1024
+    assert cpu_weight_of_nice(-5) == 1024  # never more than a plain process
+    assert cpu_weight_of_nice(7) == 215
+    assert cpu_weight_of_nice(19) == 15
 
 
 # -- real matches ------------------------------------------------------------

@@ -304,6 +304,22 @@ def enforcement(cg: CgroupHost) -> dict[str, str]:
     }
 
 
+# The scheduler's weight of each nice value, -20 .. 19 (the kernel's table: each step
+# is about 1.25 times the next).
+_NICE_WEIGHTS = (
+    88761, 71755, 56483, 46273, 36291, 29154, 23254, 18705, 14949, 11916,
+    9548, 7620, 6100, 4904, 3906, 3121, 2501, 1991, 1586, 1277,
+    1024, 820, 655, 526, 423, 335, 272, 215, 172, 137,
+    110, 87, 70, 56, 45, 36, 29, 23, 18, 15,
+)  # fmt: skip
+
+
+def cpu_weight_of_nice(nice: int) -> int:
+    """The CPU weight (v1 ``cpu.shares`` units) of a bot's cgroup for a referee
+    at ``nice``: nice 0's 1024 unless the referee is niced (never above 1024)."""
+    return _NICE_WEIGHTS[min(max(nice, 0), 19) + 20]
+
+
 class Reading(NamedTuple):
     """A bot's cgroup at one instant; -1 where the host gives no such figure."""
 
@@ -385,10 +401,15 @@ class BotCgroup:
             Path(self.dirs[pids.base], "pids.max").write_text(str(self.max_tasks))
         cpu = self.host.where("cpu")
         if cpu is not None:
-            # The same weight for every bot (the default, written so it cannot have
-            # been inherited otherwise): the scheduler shares CPU between the bots'
-            # cgroups, however many threads each runs.
-            name, value = ("cpu.weight", "100") if cpu.v2 else ("cpu.shares", "1024")
+            # The same weight for every bot: the scheduler shares CPU between the
+            # bots' cgroups, however many threads each runs. It is the weight of the
+            # referee's own nice value (a niced server's bots stay niced: inside a
+            # cgroup a process's nice value counts only against its cgroup-mates).
+            weight = cpu_weight_of_nice(os.getpriority(os.PRIO_PROCESS, 0))
+            if cpu.v2:  # cpu.weight 100 is nice 0's 1024
+                name, value = "cpu.weight", str(max(1, min(10000, round(weight * 100 / 1024))))
+            else:
+                name, value = "cpu.shares", str(weight)
             Path(self.dirs[cpu.base], name).write_text(value)
 
     def join_files(self) -> list[str]:

@@ -1,7 +1,7 @@
 """Zoo: an escapee that drops its bot marker. At round 3 it double-forks a
 grandchild that calls setsid(), lets go of the referee's pipes and re-executes
-itself with an empty environment (no REFEREE_BOT_MARKER), then sleeps; the bot plays
-on and exits at the end, leaving it behind.
+itself with an empty environment (no REFEREE_BOT_MARKER), then sleeps; the bot waits
+for that exec, plays on and exits at the end, leaving it behind.
 
 Expected verdict: the escape is charged to this bot (its cgroup or its own uid says
 whose the process is) and NEVER to its opponent; in a PID namespace it dies with the
@@ -20,6 +20,8 @@ if len(sys.argv) > 1 and sys.argv[1] == "--sleep":
 
 
 def bad(round_: int) -> bool:
+    # The write end closes in the grandchild at its exec: EOF means the marker is gone.
+    r, w = os.pipe()  # (not inheritable: closed on exec)
     if os.fork() == 0:
         if os.fork() == 0:
             os.setsid()
@@ -28,7 +30,10 @@ def bad(round_: int) -> bool:
                 os.dup2(devnull, fd)
             os.execve(sys.executable, [sys.executable, __file__, "--sleep"], {})
         os._exit(0)
+    os.close(w)
     os.wait()
+    os.read(r, 1)
+    os.close(r)
     return False
 
 
