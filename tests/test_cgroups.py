@@ -27,6 +27,7 @@ from referee.sandbox.cgroups import (
     Hierarchy,
     Reading,
     cpu_weight_of_nice,
+    detect,
     sweep_stale,
 )
 
@@ -121,6 +122,70 @@ def test_a_niced_referees_bots_get_the_weight_of_its_nice_value() -> None:
     assert cpu_weight_of_nice(-5) == 1024  # never more than a plain process
     assert cpu_weight_of_nice(7) == 215
     assert cpu_weight_of_nice(19) == 15
+
+
+def _mountinfo(fstype: str, point: Path, options: str, root: str = "/") -> str:
+    return f"30 25 0:26 {root} {point} rw,nosuid shared:4 - {fstype} cgroup rw,{options}\n"
+
+
+def test_a_delegated_cgroup_v2_subtree_gets_the_bots_controllers(tmp_path: Path) -> None:
+    # A systemd scope delegated to the referee: its controllers are available but
+    # not yet enabled for children, and it alone is in it (what systemd-run --scope
+    # -p Delegate=yes makes). A directory tree stands in for the cgroup2 file system.
+    scope = tmp_path / "cg2" / "user.slice" / "referee.scope"
+    scope.mkdir(parents=True)
+    (scope / "cgroup.controllers").write_text("cpuset cpu io memory pids\n")
+    (scope / "cgroup.subtree_control").write_text("")
+    (scope / "cgroup.procs").write_text(f"{os.getpid()}\n")
+    (scope / "cgroup.kill").write_text("")
+    found = detect(
+        "0::/user.slice/referee.scope\n", _mountinfo("cgroup2", tmp_path / "cg2", "nsdelegate")
+    )
+    (h,) = found.hierarchies
+    assert h.base == str(scope) and h.v2
+    assert set(h.roles) == {"memory", "pids", "cpu", "cpuacct", "kill"}
+    assert (scope / "cgroup.subtree_control").read_text() == "+cpu +memory +pids"
+    assert found.missing == ""
+    assert sandbox.enforcement(found)["memory"] == "kernel (cgroup v2 memory)"
+
+
+def test_cgroup_v1_controllers_are_used_under_the_referees_own_cgroup(tmp_path: Path) -> None:
+    # A v1 memory hierarchy that places the referee in a nested cgroup, pids at its
+    # root, a v2 tree with no controllers beside them (this machine's layout), and a
+    # cpuacct hierarchy that adds nothing the v2 tree does not.
+    for sub in ("memory/jobs/42", "pids", "cpuacct", "unified"):
+        (tmp_path / sub).mkdir(parents=True)
+    (tmp_path / "unified" / "cgroup.controllers").write_text("")
+    (tmp_path / "unified" / "cgroup.subtree_control").write_text("")
+    (tmp_path / "unified" / "cgroup.kill").write_text("")
+    mounts = _mountinfo("cgroup", tmp_path / "memory", "memory")
+    mounts += _mountinfo("cgroup", tmp_path / "pids", "pids")
+    mounts += _mountinfo("cgroup", tmp_path / "cpuacct", "cpuacct")
+    mounts += _mountinfo("cgroup2", tmp_path / "unified", "")
+    own = "4:memory:/jobs/42\n8:pids:/\n2:cpuacct:/\n0::/\n"
+    found = detect(own, mounts)
+    roles = {h.base: h.roles for h in found.hierarchies}
+    assert roles == {
+        str(tmp_path / "unified"): ("cpuacct", "kill"),
+        str(tmp_path / "memory" / "jobs" / "42"): ("memory",),
+        str(tmp_path / "pids"): ("pids",),
+    }
+    assert found.missing == "no writable cgroup with cpu"
+    said = sandbox.enforcement(found)
+    assert said["memory"] == "kernel (cgroup v1 memory)"
+    assert said["teardown"] == "kernel (cgroup v2 kill)"
+    assert said["cpu_share"] == "sampled"
+
+
+def test_a_hierarchy_that_does_not_show_the_referees_cgroup_is_passed_over(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "memory").mkdir()
+    # Mounted from /other (a container's view): the referee's /jobs is not in it.
+    mounts = _mountinfo("cgroup", tmp_path / "memory", "memory", root="/other")
+    found = detect("4:memory:/jobs\n", mounts)
+    assert found.hierarchies == ()
+    assert not any(v.startswith("kernel") for v in sandbox.enforcement(found).values())
 
 
 # -- real matches ------------------------------------------------------------

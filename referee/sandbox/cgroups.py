@@ -80,13 +80,9 @@ class CgroupHost(NamedTuple):
 NO_CGROUPS = CgroupHost((), "no cgroup hierarchy is writable by this user")
 
 
-def _own_cgroups() -> list[tuple[str, set[str], str]]:
-    """(hierarchy id, controllers, path) from /proc/self/cgroup."""
+def _own_cgroups(text: str) -> list[tuple[str, set[str], str]]:
+    """(hierarchy id, controllers, path) from /proc/self/cgroup's ``text``."""
     found = []
-    try:
-        text = Path("/proc/self/cgroup").read_text()
-    except OSError:
-        return []
     for line in text.splitlines():
         parts = line.split(":", 2)
         if len(parts) == 3:
@@ -94,13 +90,10 @@ def _own_cgroups() -> list[tuple[str, set[str], str]]:
     return found
 
 
-def _mounts() -> list[tuple[str, str, str, set[str]]]:
-    """(fstype, mount point, root, super options) of every cgroup mount."""
+def _mounts(text: str) -> list[tuple[str, str, str, set[str]]]:
+    """(fstype, mount point, root, super options) of every cgroup mount in
+    /proc/self/mountinfo's ``text``."""
     found = []
-    try:
-        text = Path("/proc/self/mountinfo").read_text()
-    except OSError:
-        return []
     for line in text.splitlines():
         left, sep, right = line.partition(" - ")
         if not sep:
@@ -215,15 +208,20 @@ def sweep_stale(cg: CgroupHost) -> None:
 def host() -> CgroupHost:
     """What this host offers the referee (cached per process). Never raises."""
     try:
-        return _detect()
+        return detect(
+            Path("/proc/self/cgroup").read_text(), Path("/proc/self/mountinfo").read_text()
+        )
     except Exception as exc:  # a strange /proc must not stop the referee: sample
         return CgroupHost((), f"cgroups could not be read ({type(exc).__name__}: {exc})")
 
 
-def _detect() -> CgroupHost:
-    own = _own_cgroups()
+def detect(cgroup_text: str, mountinfo_text: str) -> CgroupHost:
+    """What the hierarchies mounted as ``mountinfo_text`` says offer a referee whose
+    /proc/self/cgroup reads ``cgroup_text``: those where it can make a cgroup, with
+    what each does. Removes dead referees' cgroups on the way."""
+    own = _own_cgroups(cgroup_text)
     hierarchies: list[Hierarchy] = []
-    for fstype, point, root, opts in _mounts():
+    for fstype, point, root, opts in _mounts(mountinfo_text):
         if fstype == "cgroup2":
             path = next((p for hid, ctl, p in own if hid == "0" and not ctl), None)
         else:
