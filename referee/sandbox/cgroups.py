@@ -126,17 +126,19 @@ def _writable(base: str) -> bool:
     return True
 
 
-def _v2_controllers(base: str) -> set[str]:
+def _v2_controllers(base: str, may_enable: bool) -> set[str]:
     """The controllers children of ``base`` get, enabling the available ones if
-    they are not yet: a delegated subtree whose own cgroup still holds the
-    referee (the "no internal processes" rule) moves the referee into a leaf first."""
+    they are not yet and ``may_enable`` (never in a root cgroup, where that would
+    change the whole host's tree): a delegated subtree whose own cgroup still holds
+    the referee (the "no internal processes" rule) moves the referee into a leaf
+    first."""
     try:
         enabled = set(Path(base, "cgroup.subtree_control").read_text().split())
         available = set(Path(base, "cgroup.controllers").read_text().split())
     except OSError:
         return set()
     wanted = {"memory", "pids", "cpu"} & available - enabled
-    if not wanted:
+    if not wanted or not may_enable:
         return enabled
     line = " ".join(f"+{c}" for c in sorted(wanted))
     try:
@@ -239,7 +241,7 @@ def detect(cgroup_text: str, mountinfo_text: str) -> CgroupHost:
             roles = ["cpuacct"]  # cpu.stat is there without any controller
             if os.path.exists(os.path.join(base, "cgroup.kill")) or _kill_in_children(base):
                 roles.append("kill")
-            ctl = _v2_controllers(base)
+            ctl = _v2_controllers(base, may_enable=path != "/")
             roles += [c for c in ("memory", "pids", "cpu") if c in ctl]
             hierarchies.append(Hierarchy(base, True, tuple(roles)))
         else:
