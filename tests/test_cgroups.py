@@ -365,3 +365,51 @@ def test_a_dead_referees_cgroups_are_swept_with_what_is_left_in_them() -> None:
         for d in dirs:
             if os.path.exists(d):
                 os.rmdir(d)
+
+
+UNPRIVILEGED_ZOO = ("memfd_hog", "sysv_hog", "escapee_hog", "framing_escapee", "fork_cap")
+
+
+def test_the_cgroup_attack_bots_as_an_unprivileged_user(tmp_path: Path) -> None:
+    # The referee as uid 65534: no cgroup, no uid of the bots' own; each bot must get
+    # the catalog's verdict for its layer's own isolation (what is sampled stays a
+    # known gap, e.g. memfd_hog's "held 512 MiB" with ok).
+    from concurrent.futures import ThreadPoolExecutor
+
+    from zoo import catalog
+
+    from referee.sandbox import registry
+
+    user = _nobody()
+    python = "/usr/bin/python3"
+    if user is None or not os.access(python, os.X_OK):
+        pytest.skip("cannot run the referee as uid 65534 with a system Python here")
+    runs = []
+    for layer in ("bwrap", "basic"):
+        try:
+            isolation = frozenset(registry.kind(layer).probe().isolation)
+        except sandbox.SandboxError:
+            continue
+        for name in UNPRIVILEGED_ZOO:
+            bot = catalog.BY_NAME[name]
+            expect = catalog.expectation(bot, isolation)
+            assert not isinstance(expect, catalog.Skip)
+            command = f"{python} {catalog.ZOO_DIR / (name + '.py')}"
+            args = [command, str(MINIMAL_C), "--rounds", "30", "--sandbox", layer]
+            args += [*bot.referee_args, "--json", "--no-replay"]
+            runs.append((layer, name, expect, args))
+
+    def play(args: list[str]) -> dict[str, Any]:
+        return _match(*args, user=user)[0]
+
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(play, [r[3] for r in runs]))
+    for (layer, name, expect, _), result in zip(runs, results, strict=True):
+        verdict, other = _seat(result, 0), _seat(result, 1)
+        context = f"{layer} {name}: {json.dumps(verdict)[:1500]}"
+        assert verdict.get("status", "ok") in expect.status, context
+        assert bool(verdict.get("disqualified")) == expect.disqualified, context
+        kept = verdict.get("stderr_head", "") + verdict.get("stderr_tail", "")
+        assert all(text in kept for text in expect.stderr), context
+        assert other.get("status", "ok") == "ok", context
+        assert not other.get("escaped_processes"), context
