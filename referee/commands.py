@@ -205,6 +205,13 @@ def run_match(args: argparse.Namespace) -> int:
             f"{outcome.result.steps:,} {word}s in {outcome.wall_s:.2f} s ({rate:,.0f} {word}s/s)"
             f", seed {seed}, containment {layer}"
         )
+        enforced = outcome.header.containment.get("enforcement") or {}
+        if enforced:
+            # Which limits the kernel enforces here and which the referee samples.
+            out.print(
+                "limits: " + "; ".join(f"{k.replace('_', ' ')} {v}" for k, v in enforced.items()),
+                highlight=False,
+            )
         places: dict[int, str] = {}
         if outcome.faults and replay:
             from .step_report import fault_places

@@ -45,8 +45,10 @@ from .protocol import (
 )
 from .replay import FORMAT_NAME, FORMAT_VERSION, BotInfo, Event, Footer, Header, ReplayWriter, Step
 from .replay import utc_now as _utc_now
-from .seats import SEEN_PIDS_MAX, Seat, finish_bots
+from .seats import SEEN_PIDS_MAX, Seat, finish_bots, kill_cgroup
 from .wakeup import IdlePollHold
+
+MIB = 1024 * 1024
 
 WATCHDOG_PERIOD = 0.1  # seconds between RSS/CPU polls of each bot's process tree
 # A walk of a bot's scratch directory during play stops after this long, and the
@@ -85,6 +87,9 @@ class MatchConfig(msgspec.Struct, frozen=True, kw_only=True):
     # referee/wakeup.py). Speed only, the same for every seat.
     idle_poll: bool = True
     sandbox: str = "auto"
+    # "auto": a cgroup per bot where this host allows one (sandbox/cgroups.py);
+    # "off": every limit is sampled by the watchdog.
+    cgroups: str = "auto"
     limits: sbx.Limits = msgspec.field(default_factory=sbx.Limits)
     replay: str | None = None
     log_dir: str | None = None  # where per-bot stderr logs go (None: next to the replay)
@@ -187,6 +192,7 @@ class Match:
             ) from None
         self.mux: Multiplexer | None = None
         self.layer: sbx.Layer | None = None
+        self.cgroups: sbx.CgroupHost = sbx.NO_CGROUPS
         self.events: list[Event] = []
         self.total_steps = self.game.length()
         self._next_watch = 0.0
@@ -226,6 +232,10 @@ class Match:
         if log_dir is not None:
             log_dir.mkdir(parents=True, exist_ok=True)
         stem = Path(cfg.replay).name.split(".")[0] if cfg.replay else "match"
+        if cfg.cgroups not in ("auto", "off"):
+            raise UsageError(f"cgroups must be 'auto' or 'off', not {cfg.cgroups!r}")
+        self.cgroups = sbx.cgroup_host() if cfg.cgroups == "auto" else sbx.NO_CGROUPS
+        self._make_cgroups()
         for seat, s in enumerate(self.seats):
             try:
                 s.scratch_dir = sbx.Scratch(seat)
@@ -244,6 +254,7 @@ class Match:
                     limits=cfg.limits,
                     layer=self.layer,
                     marker=marker,
+                    cgroup_procs=s.cgroup.join_files() if s.cgroup is not None else (),
                 )
             except sbx.BotUnreachable as exc:
                 raise UsageError(f"seat {seat} ({s.spec.label}): {exc}") from None
@@ -271,6 +282,22 @@ class Match:
         self._one_cpu = len(cpus) == 1
         self._record_batch = RECORD_BATCH if self._one_cpu else 1
         self.mux = Multiplexer([s.bot for s in self.seats if s.bot is not None], spin_s=spin_s)
+
+    def _make_cgroups(self) -> None:
+        """A cgroup for every seat, before any bot starts; where one cannot be made
+        (the host changed since start-up), none: the match samples every limit, and
+        its header says so."""
+        if not self.cgroups.hierarchies:
+            return
+        try:
+            for seat, s in enumerate(self.seats):
+                s.cgroup = sbx.BotCgroup.create(self.cgroups, f"seat{seat}", self.cfg.limits)
+        except sbx.SandboxError:
+            for s in self.seats:
+                if s.cgroup is not None:
+                    s.cgroup.remove()
+                    s.cgroup = None
+            self.cgroups = sbx.NO_CGROUPS
 
     def spread(self, cpus: set[int]) -> None:
         """Widen a match started confined to fewer CPUs (a league worker's share, see
@@ -348,6 +375,9 @@ class Match:
                 # capability.
                 "bot_uids": [s.uid for s in self.seats],
                 "capabilities": [],
+                # Which limits the kernel enforces (a cgroup per bot) and which the
+                # referee samples, on this host (sandbox/cgroups.py).
+                "enforcement": sbx.enforcement(self.cgroups),
             },
         )
 
@@ -462,6 +492,9 @@ class Match:
             code, sig = bot.exit_description()
             s.verdict.exit_code, s.verdict.signal = code, sig
             how = f"killed by {sig}" if sig else f"exit code {code}"
+            kernel = self._kernel_fault(s)
+            if kernel is not None:  # the kernel stopped it at a limit: not a crash
+                return kernel[0], f"{kernel[1]} ({how})"
             cpu = max(s.cpu_s, sbx.tree_usage(bot.pid).cpu_s)
             if bot.returncode in _SIGXCPU_CODES or (
                 sig == "SIGKILL" and cpu >= self.cfg.limits.cpu_s
@@ -506,9 +539,19 @@ class Match:
                 # lower its group's nice value): see BotProcess.
                 for pid in usage.pids:
                     sbx.carry_nice(pid, self._group_nice)
-            s.peak_rss = max(s.peak_rss, usage.rss_kib)
             s.cpu_s = max(s.cpu_s, usage.cpu_s)
-            if usage.rss_kib > limits.memory_mib * 1024:
+            kernel = self._kernel_fault(s)
+            if kernel is not None:
+                self._fault(seat, step, *kernel)
+                over.append(seat)
+                continue
+            # Where the bot's cgroup holds a limit, the kernel enforces it (its OOM
+            # kills and refused forks are read above): nothing to sample.
+            sampled_memory = s.cgroup is None or self.cgroups.where("memory") is None
+            sampled_tasks = s.cgroup is None or self.cgroups.where("pids") is None
+            if sampled_memory:
+                s.peak_rss = max(s.peak_rss, usage.rss_kib)
+            if sampled_memory and usage.rss_kib > limits.memory_mib * 1024:
                 self._fault(
                     seat,
                     step,
@@ -516,7 +559,7 @@ class Match:
                     f"process tree RSS {usage.rss_kib // 1024} MiB > {limits.memory_mib} MiB",
                 )
                 over.append(seat)
-            elif len(usage.pids) > limits.processes:
+            elif sampled_tasks and len(usage.pids) > limits.processes:
                 self._fault(
                     seat,
                     step,
@@ -524,12 +567,12 @@ class Match:
                     f"{len(usage.pids)} processes > {limits.processes}",
                 )
                 over.append(seat)
-            elif usage.cpu_s > limits.cpu_s:
+            elif s.cpu_s > limits.cpu_s:
                 self._fault(
                     seat,
                     step,
                     faults.CPU_LIMIT,
-                    f"CPU time {usage.cpu_s:.1f} s > {limits.cpu_s:g} s",
+                    f"CPU time {s.cpu_s:.1f} s > {limits.cpu_s:g} s",
                 )
                 over.append(seat)
             elif step > 0 and now >= s.next_disk_walk and self._over_disk(seat, step, usage.pids):
@@ -612,6 +655,38 @@ class Match:
         if over:
             self._disqualify(over, step)
 
+    def _late_limit_faults(self, step: int) -> None:
+        """After teardown: a limit a bot went over that no reading during play
+        caught (between two readings, or as it ended) is its fault all the same,
+        so that a peak over a limit never sits beside "ok"."""
+        limits = self.cfg.limits
+        for seat, s in enumerate(self.seats):
+            if s.verdict.disqualified:
+                continue  # already out, and stopped by whatever put it out
+            kinds = {f.kind for f in s.verdict.faults}
+            found: tuple[FaultKind, str] | None = None
+            if s.cg_reading is not None:
+                found = kernel_limit_fault(s.cg_reading, limits)
+            if found is None and s.peak_rss > limits.memory_mib * 1024:
+                found = (
+                    faults.MEMORY_LIMIT,
+                    f"peak memory {s.peak_rss // 1024} MiB > {limits.memory_mib} MiB",
+                )
+            if found is not None and found[0] not in kinds:
+                self._fault(seat, step, *found)
+
+    def _kernel_fault(self, s: Seat) -> tuple[FaultKind, str] | None:
+        """Read the seat's cgroup (if it has one): its CPU time and peak memory,
+        and a limit the kernel enforced on it since the start, as a fault."""
+        if s.cgroup is None:
+            return None
+        reading = s.cgroup.read()
+        if reading.cpu_s >= 0:
+            s.cpu_s = max(s.cpu_s, reading.cpu_s)
+        if reading.peak_bytes >= 0:
+            s.peak_rss = max(s.peak_rss, reading.peak_bytes // 1024)
+        return kernel_limit_fault(reading, self.cfg.limits)
+
     def _disqualify(self, seats: list[int], step: int) -> None:
         seats = self.judge.disqualify(seats)
         if not seats:
@@ -622,6 +697,9 @@ class Match:
             if s.bot is not None and not s.bot.exited:
                 s.bot.kill()
                 s.verdict.killed_by_referee = True
+            # Its escapees too, at once: they must not go on taking CPU or memory
+            # from the match while it plays on.
+            kill_cgroup(s)
         self.game.disqualify(self._state, seats)
         event = Event(n=step, kind="disqualified", seats=seats)
         self.writer.write(event)
@@ -1097,6 +1175,7 @@ class Match:
             if result is None:
                 self.writer.close()
         assert header is not None
+        self._late_limit_faults(result.steps if result is not None else 0)
         for s in self.seats:
             statuses = [f.kind for f in s.verdict.faults]
             if s.verdict.escaped_processes:
@@ -1144,6 +1223,28 @@ def _sweep_once() -> None:
     if not _swept:
         _swept = True
         sbx.sweep_stale_scratch()
+
+
+def kernel_limit_fault(
+    reading: sbx.CgroupReading, limits: sbx.Limits
+) -> tuple[FaultKind, str] | None:
+    """The fault a bot's cgroup reading shows, if any: the kernel killed a process
+    of it at its memory limit (an OOM kill), or refused it a fork at its process
+    limit. Either means the bot went over its limit, however briefly."""
+    peak = f"; peak {reading.peak_bytes // MIB} MiB" if reading.peak_bytes >= 0 else ""
+    if reading.oom_kills:
+        return (
+            faults.MEMORY_LIMIT,
+            f"memory over the limit of {limits.memory_mib} MiB: the kernel killed "
+            f"{reading.oom_kills} of its processes{peak}",
+        )
+    if reading.fork_refusals:
+        return (
+            faults.PROCESS_LIMIT,
+            f"processes over the limit of {limits.processes}: the kernel refused "
+            f"{reading.fork_refusals} of its forks",
+        )
+    return None
 
 
 def is_reply_line(line: bytes) -> bool:

@@ -74,10 +74,16 @@ def add_limit_arguments(p: argparse.ArgumentParser) -> None:
         help="containment layer (default auto: the strongest that works here)",
     )
     g.add_argument(
+        "--cgroups",
+        choices=("auto", "off"),
+        help="a cgroup per bot where this host allows one, so that the kernel enforces "
+        "memory, processes and CPU weight (default auto); off: the referee samples them",
+    )
+    g.add_argument(
         "--memory-mib",
         type=positive_int,
         metavar="MIB",
-        help="RSS limit of a bot's whole process tree (default 1024)",
+        help="memory limit of a bot's whole process tree (default 1024)",
     )
     g.add_argument(
         "--disk-mib",
@@ -102,6 +108,7 @@ def limit_overrides(args: argparse.Namespace) -> dict[str, Any]:
         ("time_bank", "time_bank"),
         ("max_faults", "max_faults"),
         ("sandbox", "sandbox"),
+        ("cgroups", "cgroups"),
     ):
         value = getattr(args, opt, None)
         if value is not None:

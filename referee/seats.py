@@ -48,7 +48,24 @@ class Seat:
         self.stderr_log: str | None = None  # the file its stderr is copied to
         self.peak_rss = 0
         self.cpu_s = 0.0
+        # Its cgroup where the host gives one (sandbox/cgroups.py), and the last
+        # reading of it, taken at teardown before the cgroup is removed.
+        self.cgroup: sbx.BotCgroup | None = None
+        self.cg_reading: sbx.CgroupReading | None = None
         self.max_move = 0.0  # the slowest reply, copied from the judge at the end
+
+
+def kill_cgroup(s: Seat) -> None:
+    """Once the bot's process tree is dead: what is left in its cgroup escaped it (a
+    double fork, setsid), and the cgroup says whose it is, whatever it did to its
+    environment; it is named in the verdict, then the whole cgroup is killed at
+    once. Never raises."""
+    if s.cgroup is None:
+        return
+    s.verdict.escaped_processes += sbx.describe_strays(
+        sbx.live_strays(s.cgroup.members()), s.marker
+    )
+    s.cgroup.kill()
 
 
 async def finish_bots(
@@ -65,6 +82,9 @@ async def finish_bots(
     for s in live:
         bot = s.bot
         assert bot is not None
+        if not bot.exited:
+            # Each process's own high-water mark, while they are there to read.
+            s.peak_rss = max(s.peak_rss, sbx.peak_vm_hwm_kib(bot.pid))
         if not bot.exited and not out[s.index]:
             bot.send(
                 encode_line(
@@ -108,14 +128,24 @@ async def finish_bots(
             time.sleep(0.002)
         while not bot.stderr_eof and bot.stderr_fd >= 0 and bot.read_stderr():
             pass
+    for s in live:
+        if s.cgroup is not None:
+            s.cg_reading = s.cgroup.read()
+            kill_cgroup(s)
     known = {s.bot.pid for s in live if s.bot is not None}
-    escaped = sbx.sweep_escaped(known)
+    # As root each bot runs as a uid of its own, which names its escapees too.
+    by_uid = {s.uid: s.marker for s in live if s.uid_leased}
+    escaped = sbx.sweep_escaped(known, marker_of_uid=by_uid)
     for description in escaped:
         owners = [s for s in live if f"[{s.marker}]" in description]
-        # A process that dropped the marker from its environment cannot be traced
-        # to one bot: it is recorded against every seat, never silently dropped.
-        for s in owners or live:
+        for s in owners:
             s.verdict.escaped_processes.append(description)
+        if not owners:
+            # Neither a cgroup, a uid nor a marker ties it to one bot (the bots share
+            # the referee's uid and it dropped the marker): recorded, charged to no
+            # one, since a bot could otherwise frame its opponent.
+            for s in live:
+                s.verdict.extra.setdefault("escaped_unattributed", []).append(description)
     for s in live:
         bot = s.bot
         assert bot is not None
@@ -125,10 +155,17 @@ async def finish_bots(
         s.verdict.wall_s = round(time.monotonic() - bot.started, 3)
         ru = bot.rusage
         if ru is not None:
+            # (Not its ru_maxrss: that counts the referee's own pages the launch was
+            # forked with, before it exec'd.)
             cpu = float(getattr(ru, "ru_utime", 0.0)) + float(getattr(ru, "ru_stime", 0.0))
             s.cpu_s = max(s.cpu_s, cpu)
-            s.peak_rss = max(s.peak_rss, int(getattr(ru, "ru_maxrss", 0)))
+        reading = s.cg_reading
+        if reading is not None and reading.cpu_s >= 0:
+            s.cpu_s = max(s.cpu_s, reading.cpu_s)
         s.verdict.cpu_s = round(s.cpu_s, 3)
+        if reading is not None and reading.peak_bytes >= 0:
+            # The kernel's own figure: every page charged to the bot's cgroup.
+            s.peak_rss = reading.peak_bytes // 1024
         s.verdict.peak_rss_kib = s.peak_rss
         s.verdict.bytes_in = bot.bytes_in
         s.verdict.bytes_out = bot.bytes_out
@@ -140,6 +177,12 @@ async def finish_bots(
     if mux is not None:
         mux.close()
     for s in seats:
+        if s.cgroup is not None:
+            try:
+                s.cgroup.remove()
+            except Exception:  # noqa: S110 - a teardown must not fail
+                pass
+            s.cgroup = None
         _remove_leftovers(s, isolation)
 
 

@@ -31,7 +31,9 @@ ROUNDS = "200"
 
 def _match(layer: str, opponent: str, rounds: str = ROUNDS) -> tuple[float, dict]:
     argv = ["taskset", "-c", "0", sys.executable, "-m", "referee", "match"]
-    argv += [f"{sys.executable} {ZOO / 'think5ms.py'}", f"{sys.executable} {ZOO / opponent}"]
+    if not opponent.startswith("/"):  # a Python bot of the zoo, else a program
+        opponent = f"{sys.executable} {ZOO / opponent}"
+    argv += [f"{sys.executable} {ZOO / 'think5ms.py'}", opponent]
     argv += ["--rounds", rounds, "--sandbox", layer, "--json", "--no-replay", "--quiet"]
     start = time.monotonic()
     done = subprocess.run(argv, capture_output=True, text=True, timeout=300, cwd=ROOT)
@@ -79,3 +81,27 @@ def test_a_bot_that_thinks_in_four_processes_only_on_its_turn_is_not_a_hog() -> 
     assert played["reason"] == "complete"
     for seat in played["seats"]:
         assert seat["verdict"].get("status", "ok") == "ok", seat
+
+
+@ONE_CPU
+def test_eight_busy_threads_of_one_process_cannot_slow_its_opponent_beyond_its_share(
+    tmp_path: Path,
+) -> None:
+    # Threads, not processes: the CPU the watchdog reads (the process's, or its
+    # cgroup's) covers them all, and a cgroup's CPU weight shares the CPU by bot.
+    cc = shutil.which(os.environ.get("CC", "cc"))
+    if cc is None:
+        skip_or_fail("no C compiler")
+    hog_bin = tmp_path / "busy_threads"
+    subprocess.run(
+        [cc, "-O1", "-o", str(hog_bin), str(ZOO / "c" / "busy_threads.c")], check=True, timeout=120
+    )
+    hog_s, hogged = _match("auto", str(hog_bin))
+    thinker, hog = (next(s["verdict"] for s in hogged["seats"] if s["seat"] == i) for i in (0, 1))
+    print(f"against the threads hog {hog_s:.2f} s; hog verdict {hog.get('status', 'ok')}")
+    assert thinker.get("status", "ok") == "ok", thinker
+    if hog.get("status") == "cpu_share" and hog.get("disqualified"):
+        return
+    idle_s, idle = _match("auto", "rock.py")
+    print(f"against an idle bot {idle_s:.2f} s")
+    assert hog_s <= 1.5 * idle_s, (idle_s, hog_s, hog)

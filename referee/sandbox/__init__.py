@@ -26,6 +26,9 @@ Modules:
     what a bot may see: its own files, its interpreter, host system entries.
 ``proctree``
     process-tree accounting (RSS, CPU) and teardown (kill_tree, the subreaper sweep).
+``cgroups``
+    a cgroup per bot where the host allows one: kernel-enforced memory and process
+    limits, CPU weight, the kill of a whole tree, the bot's own peak memory.
 ``sched``
     CPU affinity and time slices for a bot's threads.
 ``identity``
@@ -52,6 +55,9 @@ from .base import (
     Limits,
     SandboxError,
 )
+from .cgroups import NO_CGROUPS, BotCgroup, CgroupHost, enforcement
+from .cgroups import Reading as CgroupReading
+from .cgroups import host as cgroup_host
 from .choose import choose_layer
 from .cleanup import (
     Scratch,
@@ -70,8 +76,11 @@ from .proctree import (
     TreeUsage,
     after_spawn,
     cpus_busy_s,
+    describe_strays,
     enable_subreaper,
     kill_tree,
+    live_strays,
+    peak_vm_hwm_kib,
     release_tracee,
     sweep_escaped,
     tree_cpu_s,
@@ -103,6 +112,15 @@ __all__ = [
     "TreeUsage",
     "DiskUsage",
     "BotUnreachable",
+    "BotCgroup",
+    "NO_CGROUPS",
+    "CgroupHost",
+    "CgroupReading",
+    "cgroup_host",
+    "describe_strays",
+    "enforcement",
+    "live_strays",
+    "peak_vm_hwm_kib",
     "FairShare",
     "after_spawn",
     "carry_nice",

@@ -32,6 +32,7 @@ def prepare_launch(
     limits: Limits,
     layer: Layer,
     marker: str = "",
+    cgroup_procs: Sequence[str] = (),
 ) -> Launch:
     """Build the argv, environment and cwd that start ``command`` contained in ``layer``.
 
@@ -54,10 +55,24 @@ def prepare_launch(
         if identity is not None:
             _check_reach(identity, program, script)
             os.chown(scratch, *identity)
-        return _launch(kind, argv, program, scratch, ro_paths, limits, layer, marker, identity)
+        launch = _launch(kind, argv, program, scratch, ro_paths, limits, layer, marker, identity)
     except BaseException:
         release_uid(identity[0] if identity else None)
         raise
+    if cgroup_procs:
+        # The first process joins the bot's cgroup (writing "0" to a cgroup.procs
+        # file moves the writer) and only then execs the launch: nothing of the bot
+        # can run, or fork, outside it.
+        join = [layer.tools["sh"], "-c", SH_JOIN_CGROUP, "sh", *cgroup_procs, "--"]
+        launch = msgspec.structs.replace(launch, argv=join + launch.argv)
+    return launch
+
+
+SH_JOIN_CGROUP = (
+    'while [ "$1" != -- ]; do echo 0 > "$1" || { '
+    'printf "referee-sandbox: cannot join the bot\'s cgroup (%s)\\n" "$1" >&2; exit 126; }; '
+    'shift; done; shift; exec "$@"'
+)
 
 
 def _check_reach(identity: tuple[int, int], program: str, script: str | None) -> None:

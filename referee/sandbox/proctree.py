@@ -11,7 +11,7 @@ import ctypes
 import os
 import signal
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from typing import NamedTuple
 
 from .base import MARKER_ENV, libc
@@ -372,8 +372,9 @@ def after_spawn(pid: int) -> bool:
     return ok
 
 
-def _describe(pid: int) -> str:
-    """ "pid cmdline", plus the bot marker when the process carries one (for attribution)."""
+def _describe(pid: int, owner: str | None = None) -> str:
+    """ "pid cmdline", plus the bot marker: ``owner`` when the caller knows whose the
+    process is (its cgroup or uid says so), else the one in its environment, if any."""
     where = f"/proc/{pid}"
     fields = _stat_fields(pid)
     if fields is not None and not _alive(fields):
@@ -385,6 +386,8 @@ def _describe(pid: int) -> str:
         raw = _read(f"/proc/{pid}/stat")
         cmdline = raw[raw.find(b"(") : raw.rfind(b")") + 1] or b"?"
     text = f"{pid} {cmdline.decode('utf-8', 'replace')[:200]}"
+    if owner:
+        return f"{text} [{owner}]"
     key = MARKER_ENV.encode() + b"="
     for var in _read(f"{where}/environ").split(b"\0"):
         if var.startswith(key):
@@ -393,7 +396,61 @@ def _describe(pid: int) -> str:
     return text
 
 
-def sweep_escaped(exclude_pids: set[int], timeout: float = 2.0) -> list[str]:
+def live_strays(pids: Iterable[int]) -> list[int]:
+    """Of ``pids`` (a bot's cgroup after its tree was killed), those still alive that
+    :func:`kill_tree` did not hit and that are not on their way out: the bot's
+    escaped processes, whatever they did to their session, parent or environment."""
+    found = []
+    for p in pids:
+        ident = _identity(p)
+        if ident is not None and _doomed.get(p) != ident[1] and not _exiting(p):
+            found.append(p)
+    return found
+
+
+def describe_strays(pids: list[int], owner: str) -> list[str]:
+    """ "pid cmdline [owner]" of the topmost of ``pids`` (their parent is not among
+    them), a few at most, the last followed by how many more there are."""
+    strays = set(pids)
+    tops = []
+    for p in pids:
+        fields = _stat_fields(p)
+        if fields is None or len(fields) < 2 or int(fields[1]) not in strays:
+            tops.append(p)
+    found = [_describe(p, owner) for p in tops[:_STRAYS_NAMED]]
+    if found and len(pids) > len(found):
+        found[-1] += f" (+{len(pids) - len(found)} more)"
+    return found
+
+
+_STRAYS_NAMED = 5  # escapees named one by one; the rest are counted
+
+
+def peak_vm_hwm_kib(pid: int) -> int:
+    """The largest resident-set high-water mark (VmHWM) of any live process in the
+    tree of ``pid``: each counts from its own exec, so the referee's pages a launch
+    was forked with are not the bot's. 0 when none can be read."""
+    best = 0
+    for p in descendants(pid):
+        for line in _read(f"/proc/{p}/status").splitlines():
+            if line.startswith(b"VmHWM:"):
+                parts = line.split()
+                if len(parts) > 1 and parts[1].isdigit():
+                    best = max(best, int(parts[1]))
+                break
+    return best
+
+
+def _uid(pid: int) -> int:
+    try:
+        return os.stat(f"/proc/{pid}").st_uid
+    except OSError:
+        return -1
+
+
+def sweep_escaped(
+    exclude_pids: set[int], timeout: float = 2.0, marker_of_uid: Mapping[int, str] | None = None
+) -> list[str]:
     """Kill and reap this process's children that are not managed bots.
 
     With :func:`enable_subreaper` on, a bot's orphaned descendants (``setsid`` daemons,
@@ -401,7 +458,9 @@ def sweep_escaped(exclude_pids: set[int], timeout: float = 2.0) -> list[str]:
     SIGKILLed with its tree and reaped by its own pid (never ``waitpid(-1)``, which
     could steal a managed bot's exit status). Returns "pid cmdline [marker]" for each
     escapee: a child that was still alive and that :func:`kill_tree` had not already
-    killed. Zombies, processes already inside exit, and processes of a torn-down tree
+    killed. ``marker_of_uid``: the marker of each bot that runs as a uid of its own;
+    an escapee of such a uid is marked as that bot's even if it dropped the marker
+    from its environment. Zombies, processes already inside exit, and processes of a torn-down tree
     that died after their parent (bwrap's pid 1 always does) are reaped silently.
     """
     found: dict[int, str] = {}
@@ -421,7 +480,7 @@ def sweep_escaped(exclude_pids: set[int], timeout: float = 2.0) -> list[str]:
                     and not _exiting(p)
                 )
                 if escaped:
-                    found[p] = _describe(p)
+                    found[p] = _describe(p, (marker_of_uid or {}).get(_uid(p)))
                 if ident is not None:
                     killed = kill_tree(p, timeout=0.5)
                     if escaped and killed > 1:

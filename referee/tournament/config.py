@@ -58,6 +58,7 @@ class LimitsConfig(_Strict):
     time_bank: float = 3.0
     max_faults: int = 3
     sandbox: str = "auto"
+    cgroups: str = "auto"  # "auto": a cgroup per bot where the host allows one; "off"
     memory_mib: int = 1024
     cpu_s: int = 600
     disk_mib: int = 256
@@ -154,6 +155,7 @@ def match_settings(
         time_bank=lim.time_bank,
         max_faults=lim.max_faults,
         sandbox=lim.sandbox,
+        cgroups=lim.cgroups,
         limits=limits,
         **extra,
     )

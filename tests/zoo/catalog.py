@@ -4,8 +4,12 @@ Every bot plays normally until round 3 (``BAD_ROUND``) and then does its one bad
 Expectations depend on what the containment layer isolates (``Layer.isolation`` from
 ``referee.sandbox``): "net", "tcp", "sockets", "pid", "fs", "signals", "proc", "tmpfs",
 "syscalls", "unix" (no host Unix socket in reach), "disk" (the kernel caps the
-writable places: tmpfs of the disk limit). Run
-``python tests/zoo/catalog.py`` to print the table for the four layers.
+writable places: tmpfs of the disk limit); and on what the host's cgroups give each
+bot (``referee.sandbox.cgroups``): "cgroup" (a cgroup of its own: escapees stay in
+it), "memcg" (the kernel's memory limit: every page charged, shmem and memfd
+included), "pidscg" (the kernel's exact process limit). Run ``python
+tests/zoo/catalog.py`` to print the table for the four layers, with and without
+cgroups.
 
 Command templates use these placeholders, filled in by the test at run time (no
 machine-specific paths are written here):
@@ -70,6 +74,10 @@ TYPICAL_ISOLATION = {
     "landlock": frozenset({"fs", "proc", "tcp", "signals", "syscalls", "sockets", "unix"}),
     "basic": frozenset({"syscalls"}),
 }
+
+
+# What a host whose cgroups the referee may use adds to every layer (root here).
+CGROUP_TAGS = frozenset({"cgroup", "memcg", "pidscg"})
 
 
 @dataclass(frozen=True)
@@ -160,6 +168,45 @@ def _escape(isolation: frozenset[str]) -> Expect:
     if "pid" in isolation:
         return ok()
     return Expect(frozenset({"escaped_process"}), disqualified=False, escaped=True)
+
+
+def _hidden_memory(probe: str) -> Callable[[frozenset[str]], Expect]:
+    # Pages no resident set shows (a memfd written, never mapped; SysV segments
+    # detached): only a memory cgroup counts them. Without one they go unseen, a
+    # limit sampled from /proc cannot do better (docs/security.md).
+    def expect(isolation: frozenset[str]) -> Expect:
+        if "memcg" in isolation:
+            return fatal("memory_limit", round=None)
+        return ok(f"{probe}: held 512 MiB")
+
+    return expect
+
+
+def _escapee_hog(isolation: frozenset[str]) -> Expect:
+    # Its cgroup, or a PID namespace (the escapee is re-parented to the namespace's
+    # pid 1, inside the tree the watchdog reads), keep counting its processes and
+    # memory; without either the sweep finds it at the end.
+    if {"memcg", "pidscg", "pid"} & isolation:
+        return fatal("memory_limit", "process_limit", round=None)
+    return Expect(frozenset({"escaped_process"}), disqualified=False, escaped=True)
+
+
+def _framing(isolation: frozenset[str]) -> Expect:
+    # It dropped its marker; the test checks that the opponent is never charged.
+    if "pid" in isolation:
+        return ok()  # it died with the namespace
+    if "cgroup" in isolation or "uid" in isolation:
+        # Its cgroup or its own uid says whose it is.
+        return Expect(frozenset({"escaped_process"}), disqualified=False, escaped=True)
+    return ok()  # nothing ties it to one bot: recorded, charged to no one
+
+
+def _fork_cap(isolation: frozenset[str]) -> Expect:
+    if "pidscg" in isolation:
+        # The kernel refused the fork past the limit: exactly at it.
+        expect = fatal("process_limit", round=None)
+        return Expect(expect.status, True, None, stderr=("then refused",))
+    return fatal("process_limit", "memory_limit", "timeout", round=None)
 
 
 def _blocked_if(key: str, label: str, otherwise: str) -> Callable[[frozenset[str]], Expect]:
@@ -388,8 +435,42 @@ ZOO: tuple[ZooBot, ...] = (
     ZooBot(
         "fork_bomb",
         _py("fork_bomb.py"),
-        _always(fatal("memory_limit", "timeout", round=None)),
+        _always(fatal("memory_limit", "process_limit", "timeout", round=None)),
         note="400 processes; copy-on-write pages count in each one's RSS",
+    ),
+    ZooBot(
+        "fork_cap",
+        _py("fork_cap.py"),
+        _fork_cap,
+        referee_args=_SLOW_MOVE,
+        note="forks until a fork is refused (400 at most) and says how many it made",
+    ),
+    ZooBot(
+        "memfd_hog",
+        _py("memfd_hog.py"),
+        _hidden_memory("memfd"),
+        referee_args=_SMALL_MEMORY,
+        note="512 MiB written to memfds, never mapped",
+    ),
+    ZooBot(
+        "sysv_hog",
+        _py("sysv_hog.py"),
+        _hidden_memory("sysv"),
+        referee_args=_SMALL_MEMORY,
+        note="512 MiB in detached SysV segments",
+    ),
+    ZooBot(
+        "escapee_hog",
+        _py("escapee_hog.py"),
+        _escapee_hog,
+        referee_args=_SMALL_MEMORY,
+        note="a setsid grandchild with 300 processes and 384 MiB",
+    ),
+    ZooBot(
+        "framing_escapee",
+        _py("framing_escapee.py"),
+        _framing,
+        note="a setsid grandchild that drops its marker: never charged to the opponent",
     ),
     ZooBot("setsid_tree", _py("setsid_tree.py"), _escape),
     ZooBot("c_fork_tree", _c("fork_tree"), _escape, needs="c"),
@@ -484,8 +565,10 @@ def _describe(e: Expect | Skip) -> str:
 
 
 if __name__ == "__main__":
-    layers = list(TYPICAL_ISOLATION)
-    print(f"{'bot':16}" + "".join(f"{name:34}" for name in layers))
-    for bot in ZOO:
-        row = [_describe(expectation(bot, TYPICAL_ISOLATION[name])) for name in layers]
-        print(f"{bot.name:16}" + "".join(f"{cell:34}" for cell in row))
+    for tags, title in ((frozenset(), "without cgroups"), (CGROUP_TAGS, "with cgroups")):
+        print(title)
+        layers = list(TYPICAL_ISOLATION)
+        print(f"{'bot':16}" + "".join(f"{name:34}" for name in layers))
+        for bot in ZOO:
+            row = [_describe(expectation(bot, TYPICAL_ISOLATION[name] | tags)) for name in layers]
+            print(f"{bot.name:16}" + "".join(f"{cell:34}" for cell in row))

@@ -1,0 +1,415 @@
+"""A cgroup per bot (referee/sandbox/cgroups.py): what the header says is enforced by
+the kernel and what is sampled, each bot's own peak memory, the bot inside its cgroup
+before it runs, escapees charged to their own bot and never to the opponent, no
+cgroup left behind, and the same referee as an unprivileged user (no cgroup: every
+limit sampled, and said so). The attack bots themselves are played in every layer by
+test_zoo.py.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import needs, skip_or_fail
+
+from referee import sandbox
+from referee.match import kernel_limit_fault
+from referee.sandbox.cgroups import (
+    CgroupHost,
+    Hierarchy,
+    Reading,
+    cpu_weight_of_nice,
+    detect,
+    sweep_stale,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+MINIMAL_C = ROOT / "sample_bots" / "bin" / "minimal_c"
+ZOO_C = ROOT / "tests" / "zoo" / "c"
+
+needs_c = needs(not MINIMAL_C.is_file(), "the C sample bots are not built (make bots)")
+
+
+@pytest.fixture(scope="module")
+def framing_escapee(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The C framing escapee, built here (test_zoo may be building the zoo's own
+    copies at the same moment)."""
+    cc = shutil.which(os.environ.get("CC", "cc"))
+    if cc is None:
+        skip_or_fail("no C compiler")
+    out = tmp_path_factory.mktemp("cbots") / "framing_escapee"
+    subprocess.run(
+        [cc, "-O1", "-o", str(out), str(ZOO_C / "framing_escapee.c")], check=True, timeout=120
+    )
+    return out
+
+
+def _cgroups_or_skip() -> CgroupHost:
+    cg = sandbox.cgroup_host()
+    if cg.where("memory") is None or cg.where("pids") is None:
+        pytest.skip(f"no memory and pids cgroup for this user here: {cg.missing}")
+    return cg
+
+
+def _match(*args: str, user: list[str] | None = None) -> tuple[dict[str, Any], int, str]:
+    argv = [*(user or []), sys.executable, "-m", "referee", "match", *args]
+    proc = subprocess.Popen(
+        argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd="/"
+    )
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    return (json.loads(out) if "--json" in args else {"text": out}), proc.pid, err
+
+
+def _seat(result: dict[str, Any], seat: int) -> dict[str, Any]:
+    verdict: dict[str, Any] = next(s for s in result["seats"] if s["seat"] == seat)["verdict"]
+    return verdict
+
+
+def _leftover_cgroups(referee_pid: int) -> list[str]:
+    """Cgroups a referee of that pid made that are still there."""
+    found = []
+    for h in sandbox.cgroup_host().hierarchies:
+        found += [n for n in os.listdir(h.base) if n.startswith(f"referee-{referee_pid}-")]
+    return found
+
+
+# -- pure --------------------------------------------------------------------
+
+
+def test_a_cgroup_reading_over_a_limit_is_the_bots_fault() -> None:
+    limits = sandbox.Limits(memory_mib=256, processes=64)
+    assert kernel_limit_fault(Reading(peak_bytes=100 << 20), limits) is None
+    kind, detail = kernel_limit_fault(Reading(peak_bytes=256 << 20, oom_kills=1), limits) or (
+        None,
+        "",
+    )
+    assert kind == "memory_limit"
+    assert "256 MiB" in detail and "killed 1" in detail
+    kind, detail = kernel_limit_fault(Reading(fork_refusals=3), limits) or (None, "")
+    assert kind == "process_limit"
+    assert "64" in detail and "refused 3" in detail
+
+
+def test_the_header_says_what_is_sampled_where_no_cgroup_is_had() -> None:
+    sampled = sandbox.enforcement(sandbox.NO_CGROUPS)
+    assert set(sampled) >= {"memory", "processes", "cpu_share", "teardown", "peak_memory"}
+    assert not any(v.startswith("kernel") for v in sampled.values()), sampled
+    hybrid = CgroupHost(
+        (
+            Hierarchy("/v2", True, ("cpuacct", "kill")),
+            Hierarchy("/v1mem", False, ("memory",)),
+            Hierarchy("/v1pids", False, ("pids",)),
+        )
+    )
+    said = sandbox.enforcement(hybrid)
+    assert said["memory"] == "kernel (cgroup v1 memory)"
+    assert said["processes"] == "kernel (cgroup v1 pids)"
+    assert said["teardown"] == "kernel (cgroup v2 kill)"
+    assert said["cpu_share"] == "sampled"  # no cpu controller in this host
+
+
+def test_a_niced_referees_bots_get_the_weight_of_its_nice_value() -> None:
+    assert cpu_weight_of_nice(0) == 1024
+    assert cpu_weight_of_nice(-5) == 1024  # never more than a plain process
+    assert cpu_weight_of_nice(7) == 215
+    assert cpu_weight_of_nice(19) == 15
+
+
+def _mountinfo(fstype: str, point: Path, options: str, root: str = "/") -> str:
+    return f"30 25 0:26 {root} {point} rw,nosuid shared:4 - {fstype} cgroup rw,{options}\n"
+
+
+def test_a_delegated_cgroup_v2_subtree_gets_the_bots_controllers(tmp_path: Path) -> None:
+    # A systemd scope delegated to the referee: its controllers are available but
+    # not yet enabled for children, and it alone is in it (what systemd-run --scope
+    # -p Delegate=yes makes). A directory tree stands in for the cgroup2 file system.
+    scope = tmp_path / "cg2" / "user.slice" / "referee.scope"
+    scope.mkdir(parents=True)
+    (scope / "cgroup.controllers").write_text("cpuset cpu io memory pids\n")
+    (scope / "cgroup.subtree_control").write_text("")
+    (scope / "cgroup.procs").write_text(f"{os.getpid()}\n")
+    (scope / "cgroup.kill").write_text("")
+    found = detect(
+        "0::/user.slice/referee.scope\n", _mountinfo("cgroup2", tmp_path / "cg2", "nsdelegate")
+    )
+    (h,) = found.hierarchies
+    assert h.base == str(scope) and h.v2
+    assert set(h.roles) == {"memory", "pids", "cpu", "cpuacct", "kill"}
+    assert (scope / "cgroup.subtree_control").read_text() == "+cpu +memory +pids"
+    assert found.missing == ""
+    assert sandbox.enforcement(found)["memory"] == "kernel (cgroup v2 memory)"
+
+
+def test_cgroup_v1_controllers_are_used_under_the_referees_own_cgroup(tmp_path: Path) -> None:
+    # A v1 memory hierarchy that places the referee in a nested cgroup, pids at its
+    # root, a v2 tree with no controllers beside them (this machine's layout), and a
+    # cpuacct hierarchy that adds nothing the v2 tree does not.
+    for sub in ("memory/jobs/42", "pids", "cpuacct", "unified"):
+        (tmp_path / sub).mkdir(parents=True)
+    (tmp_path / "unified" / "cgroup.controllers").write_text("")
+    (tmp_path / "unified" / "cgroup.subtree_control").write_text("")
+    (tmp_path / "unified" / "cgroup.kill").write_text("")
+    mounts = _mountinfo("cgroup", tmp_path / "memory", "memory")
+    mounts += _mountinfo("cgroup", tmp_path / "pids", "pids")
+    mounts += _mountinfo("cgroup", tmp_path / "cpuacct", "cpuacct")
+    mounts += _mountinfo("cgroup2", tmp_path / "unified", "")
+    own = "4:memory:/jobs/42\n8:pids:/\n2:cpuacct:/\n0::/\n"
+    found = detect(own, mounts)
+    roles = {h.base: h.roles for h in found.hierarchies}
+    assert roles == {
+        str(tmp_path / "unified"): ("cpuacct", "kill"),
+        str(tmp_path / "memory" / "jobs" / "42"): ("memory",),
+        str(tmp_path / "pids"): ("pids",),
+    }
+    assert found.missing == "no writable cgroup with cpu"
+    said = sandbox.enforcement(found)
+    assert said["memory"] == "kernel (cgroup v1 memory)"
+    assert said["teardown"] == "kernel (cgroup v2 kill)"
+    assert said["cpu_share"] == "sampled"
+
+
+def test_a_hierarchy_that_does_not_show_the_referees_cgroup_is_passed_over(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "memory").mkdir()
+    # Mounted from /other (a container's view): the referee's /jobs is not in it.
+    mounts = _mountinfo("cgroup", tmp_path / "memory", "memory", root="/other")
+    found = detect("4:memory:/jobs\n", mounts)
+    assert found.hierarchies == ()
+    assert not any(v.startswith("kernel") for v in sandbox.enforcement(found).values())
+
+
+# -- real matches ------------------------------------------------------------
+
+
+@needs_c
+def test_each_bot_runs_in_a_cgroup_of_its_own_from_before_it_starts() -> None:
+    _cgroups_or_skip()
+    # The bot's first act is to show its cgroups: it is in them before it runs.
+    show = f"sh -c 'cat /proc/self/cgroup >&2; exec {MINIMAL_C}'"
+    result, pid, _ = _match(
+        show, show, "--rounds", "5", "--sandbox", "basic", "--json", "--no-replay"
+    )
+    enforced = result["containment"]["enforcement"]
+    assert enforced["memory"].startswith("kernel"), enforced
+    assert enforced["processes"].startswith("kernel"), enforced
+    names = set()
+    for seat in (0, 1):
+        verdict = _seat(result, seat)
+        assert verdict.get("status", "ok") == "ok", verdict
+        lines = [ln for ln in verdict["stderr_head"].splitlines() if "referee-" in ln]
+        for role in ("memory", "pids"):
+            assert any(f":{role}:" in ln or ln.startswith("0::") for ln in lines), lines
+        names |= {ln.rsplit("/", 1)[-1] for ln in lines}
+    assert len(names) >= 2, names  # one cgroup per seat, not a shared one
+    assert all(n.startswith(f"referee-{pid}-") for n in names), names
+    assert _leftover_cgroups(pid) == []
+
+
+@needs_c
+@pytest.mark.parametrize("cgroups", ["auto", "off"])
+def test_the_peak_memory_is_the_bots_own(cgroups: str) -> None:
+    # Before: both seats showed the referee's own pre-exec fork (about 31 MiB each).
+    result, pid, _ = _match(
+        str(MINIMAL_C),
+        str(MINIMAL_C),
+        "--rounds",
+        "20",
+        "--cgroups",
+        cgroups,
+        "--json",
+        "--no-replay",
+    )
+    for seat in (0, 1):
+        peak = _seat(result, seat)["peak_rss_kib"]
+        assert 0 < peak < 12 * 1024, (cgroups, peak)
+    if cgroups == "off":
+        assert set(result["containment"]["enforcement"].values()) <= {
+            "sampled",
+            "process tree walk",
+        }
+    assert _leftover_cgroups(pid) == []
+
+
+@needs_c
+def test_the_match_prints_and_records_what_the_kernel_enforces(tmp_path: Path) -> None:
+    cg = _cgroups_or_skip()
+    replay = tmp_path / "m.jsonl"
+    printed, _, _ = _match(str(MINIMAL_C), str(MINIMAL_C), "--rounds", "5", "--replay", str(replay))
+    memory_by = cg.kernel["memory"]
+    assert f"memory kernel ({memory_by} memory)" in " ".join(printed["text"].split())
+    header = json.loads(replay.read_text().splitlines()[0])
+    assert header["containment"]["enforcement"]["memory"] == f"kernel ({memory_by} memory)"
+    check = subprocess.run(
+        [sys.executable, "-m", "referee", "verify", str(replay)], capture_output=True, text=True
+    )
+    assert check.returncode == 0, check.stdout + check.stderr
+
+
+@needs_c
+@pytest.mark.parametrize("cgroups", ["auto", "off"])
+def test_an_escapee_that_drops_its_marker_is_charged_to_its_own_bot(
+    cgroups: str, framing_escapee: Path
+) -> None:
+    # Its cgroup (auto) or, as root, its uid (off) says whose it is; before, it was
+    # charged to both seats, so a bot could frame its opponent.
+    if cgroups == "auto":
+        _cgroups_or_skip()
+    elif os.geteuid() != 0:
+        pytest.skip("without cgroups only a uid of its own (root) names the escapee's bot")
+    result, _, _ = _match(
+        str(framing_escapee),
+        str(MINIMAL_C),
+        "--rounds",
+        "10",
+        "--sandbox",
+        "basic",
+        "--cgroups",
+        cgroups,
+        "--json",
+        "--no-replay",
+    )
+    framer, victim = _seat(result, 0), _seat(result, 1)
+    assert framer["status"] == "escaped_process", framer
+    assert any("framing_escapee --sleep" in e for e in framer["escaped_processes"]), framer
+    assert victim.get("status", "ok") == "ok", victim
+    assert not victim.get("escaped_processes"), victim
+
+
+def _nobody() -> list[str] | None:
+    """A command prefix that runs the referee as uid 65534, where that works here."""
+    setpriv = shutil.which("setpriv")
+    if os.geteuid() != 0 or setpriv is None:
+        return None
+    prefix = [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"]
+    prefix += ["--inh-caps=-all", "--bounding-set=-all"]
+    probe = subprocess.run(
+        [*prefix, sys.executable, "-c", "import referee"], capture_output=True, cwd="/"
+    )
+    return prefix if probe.returncode == 0 else None
+
+
+@needs_c
+def test_an_unprivileged_referee_samples_says_so_and_charges_no_one_it_cannot_tell(
+    framing_escapee: Path,
+) -> None:
+    user = _nobody()
+    if user is None:
+        pytest.skip("cannot run the referee as uid 65534 here (not root, or no setpriv)")
+    # Where uid 65534 can run it (pytest's own directories are root's alone).
+    shared = Path(tempfile.mkdtemp(prefix="cgroup-test-"))
+    try:
+        shared.chmod(0o755)
+        bot = shared / "framing_escapee"
+        shutil.copy(framing_escapee, bot)
+        _check_unprivileged(user, bot)
+    finally:
+        shutil.rmtree(shared)
+
+
+def _check_unprivileged(user: list[str], bot: Path) -> None:
+    result, _, _ = _match(
+        str(bot),
+        str(MINIMAL_C),
+        "--rounds",
+        "10",
+        "--sandbox",
+        "basic",
+        "--json",
+        "--no-replay",
+        user=user,
+    )
+    enforced = result["containment"]["enforcement"]
+    assert not any(v.startswith("kernel") for v in enforced.values()), enforced
+    assert result["containment"]["bot_uids"] == [65534, 65534]
+    for seat in (0, 1):
+        verdict = _seat(result, seat)
+        # Both bots share the referee's uid, there is no cgroup and the escapee
+        # dropped its marker: recorded, charged to no one.
+        assert verdict.get("status", "ok") == "ok", verdict
+        assert not verdict.get("escaped_processes"), verdict
+        assert any("--sleep" in e for e in verdict["extra"]["escaped_unattributed"]), verdict
+        assert 0 < verdict["peak_rss_kib"] < 12 * 1024, verdict
+
+
+def test_a_dead_referees_cgroups_are_swept_with_what_is_left_in_them() -> None:
+    cg = _cgroups_or_skip()
+    # A referee killed before its teardown leaves its bots' cgroups, and in them any
+    # escapee (a setsid grandchild has no parent-death signal). Pid 2**22 + 1 is
+    # above the kernel's largest pid: no live referee has it.
+    name = f"referee-{2**22 + 1}-{os.urandom(4).hex()}-seat0"
+    dirs = [os.path.join(h.base, name) for h in cg.hierarchies]
+    for d in dirs:
+        os.mkdir(d)
+    join = 'for f in "$@"; do echo 0 > "$f"; done; exec sleep 60'
+    escapee = subprocess.Popen(["sh", "-c", join, "sh", *(f"{d}/cgroup.procs" for d in dirs)])
+    try:
+        procs = Path(dirs[0], "cgroup.procs")
+        while not procs.read_text().split():  # until it has joined
+            assert escapee.poll() is None
+        sweep_stale(cg)
+        assert escapee.wait(timeout=5) == -9
+        assert [d for d in dirs if os.path.exists(d)] == []
+    finally:
+        escapee.kill()
+        escapee.wait()
+        for d in dirs:
+            if os.path.exists(d):
+                os.rmdir(d)
+
+
+UNPRIVILEGED_ZOO = ("memfd_hog", "sysv_hog", "escapee_hog", "framing_escapee", "fork_cap")
+
+
+def test_the_cgroup_attack_bots_as_an_unprivileged_user(tmp_path: Path) -> None:
+    # The referee as uid 65534: no cgroup, no uid of the bots' own; each bot must get
+    # the catalog's verdict for its layer's own isolation (what is sampled stays a
+    # known gap, e.g. memfd_hog's "held 512 MiB" with ok).
+    from concurrent.futures import ThreadPoolExecutor
+
+    from zoo import catalog
+
+    from referee.sandbox import registry
+
+    user = _nobody()
+    python = "/usr/bin/python3"
+    if user is None or not os.access(python, os.X_OK):
+        pytest.skip("cannot run the referee as uid 65534 with a system Python here")
+    runs = []
+    for layer in ("bwrap", "basic"):
+        try:
+            isolation = frozenset(registry.kind(layer).probe().isolation)
+        except sandbox.SandboxError:
+            continue
+        for name in UNPRIVILEGED_ZOO:
+            bot = catalog.BY_NAME[name]
+            expect = catalog.expectation(bot, isolation)
+            assert not isinstance(expect, catalog.Skip)
+            command = f"{python} {catalog.ZOO_DIR / (name + '.py')}"
+            args = [command, str(MINIMAL_C), "--rounds", "30", "--sandbox", layer]
+            args += [*bot.referee_args, "--json", "--no-replay"]
+            runs.append((layer, name, expect, args))
+
+    def play(args: list[str]) -> dict[str, Any]:
+        return _match(*args, user=user)[0]
+
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(play, [r[3] for r in runs]))
+    for (layer, name, expect, _), result in zip(runs, results, strict=True):
+        verdict, other = _seat(result, 0), _seat(result, 1)
+        context = f"{layer} {name}: {json.dumps(verdict)[:1500]}"
+        assert verdict.get("status", "ok") in expect.status, context
+        assert bool(verdict.get("disqualified")) == expect.disqualified, context
+        kept = verdict.get("stderr_head", "") + verdict.get("stderr_tail", "")
+        assert all(text in kept for text in expect.stderr), context
+        assert other.get("status", "ok") == "ok", context
+        assert not other.get("escaped_processes"), context
