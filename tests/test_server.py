@@ -296,13 +296,14 @@ def test_one_competitor_cannot_take_anothers_bot_name(
 
 
 def test_html_in_a_bot_name_is_text(server: Server, token: str) -> None:
-    name = "<script>alert(1)</script>"
+    # (No "/": a name holds no path separator, see test_server_input.)
+    name = "<script>alert(1)<script>"
     proc = server.submit(token, SAMPLES / "bin" / "minimal_c", "--name", name)
     assert proc.returncode == 0, proc.stderr
     page = server.get("/").text
-    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
-    assert "<script>alert(1)</script>" not in page
-    bot = server.get("/bots/%3Cscript%3Ealert(1)%3C%2Fscript%3E")
+    assert "&lt;script&gt;alert(1)&lt;script&gt;" in page
+    assert "<script>alert(1)" not in page
+    bot = server.get("/bots/%3Cscript%3Ealert(1)%3Cscript%3E")
     assert bot.status_code == 200
     assert "<script>alert(1)" not in bot.text
     # The ladder still runs.
@@ -377,6 +378,23 @@ def test_validation_matches_are_private(server: Server, token: str) -> None:
     assert "secret path" not in server.get("/bots/secret").text
 
 
+def test_the_data_directory_is_the_owners_only(server: Server) -> None:
+    """A real server's data directory after its matches: other local users read
+    nothing (the bots' uids may only pass through to their own versions)."""
+    import stat
+
+    wait_for(lambda: ladder_done(server) >= 1, 120, "a finished ladder match")
+
+    def mode(path: Path) -> int:
+        return stat.S_IMODE(path.stat().st_mode)
+
+    assert mode(server.data) == 0o711
+    for name in ("server.sqlite", "server.sqlite-wal", "server.sqlite-shm"):
+        assert mode(server.data / name) == 0o600, name
+    for name in ("logs", "replays"):
+        assert mode(server.data / name) == 0o700, name
+
+
 # -- the pages ------------------------------------------------------------------
 
 NOISY_BOT = """\
@@ -416,10 +434,10 @@ def csrf_of(page: str) -> str:
 @pytest.fixture(scope="module")
 def owner(server: Server, tmp_path_factory: pytest.TempPathFactory) -> dict:
     """A competitor who uploaded the noisy bot through the form."""
-    client, token = sign_up(server, "<b>olga</b>")
+    client, token = sign_up(server, "<b>olga<b>")
     me = client.get("/me")
     assert me.status_code == 200
-    assert "&lt;b&gt;olga&lt;/b&gt;" in me.text and "<b>olga</b>" not in me.text
+    assert "&lt;b&gt;olga&lt;b&gt;" in me.text and "<b>olga" not in me.text
     r = client.post(
         "/me/upload",
         data={"name": "noisy", "csrf": csrf_of(me.text)},
