@@ -489,9 +489,15 @@ def test_stderr_logs_are_the_owners_only_and_escaped(server: Server, owner: dict
     # the ladder may pair it with this one.)
     public = str(server.json(f"/api/matches/{m['id']}"))
     page = server.get(f"/matches/{m['id']}").text
-    for shown in (public, page):
+    viewer = server.get(f"/matches/{m['id']}/viewer").text
+    replay = server.get(f"/matches/{m['id']}/replay.jsonl").text
+    for shown in (public, page, viewer, replay, other.get(f"/matches/{m['id']}/viewer").text):
         assert "starting up" not in shown
         assert "stderr')" not in shown and "stderr&#39;)" not in shown
+        assert str(server.data) not in shown  # nor the server's paths
+    # The owner's own viewer and download keep it.
+    assert "starting up" in owner["client"].get(f"/matches/{m['id']}/viewer").text
+    assert "starting up" in owner["client"].get(f"/matches/{m['id']}/replay.jsonl").text
 
 
 def test_match_page_viewer_and_replay_download(server: Server, owner: dict) -> None:
@@ -566,6 +572,10 @@ def test_sign_in_with_a_token_and_out(server: Server, owner: dict) -> None:
     client = httpx.Client(base_url=server.url)
     assert client.get("/me", follow_redirects=False).status_code == 303
     form = csrf_of(client.get("/login").text)
+    # A foreign page's form (login CSRF) is refused, even with a valid token.
+    foreign = {"origin": "https://elsewhere.example"}
+    r = client.post("/login", data={"token": owner["token"], "csrf": form}, headers=foreign)
+    assert r.status_code == 403 and "referee_session" not in client.cookies
     assert client.post("/login", data={"token": "rt_wrong", "csrf": form}).status_code == 401
     r = client.post("/login", data={"token": owner["token"], "csrf": form}, follow_redirects=False)
     assert r.status_code == 303
