@@ -31,7 +31,7 @@ def copies(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Two copies of the random bot: H0 must be accepted."""
     out = tmp_path_factory.mktemp("sprt") / "copies"
     proc = run_cli(
-        "sprt", "random", "random", "--rounds", "200", "--elo1", "150", "--seed", "1",
+        "sprt", "random", "random", "--rounds", "200", "--elo1", "150", "--elo-model", "logistic", "--seed", "1",
         "-j", "2", "--out", str(out), "-q", timeout=240,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-2000:]
@@ -85,6 +85,7 @@ def test_iocaine_beats_a_weakened_copy(tmp_path: Path) -> None:
     out = tmp_path / "weak"
     proc = run_cli(
         "sprt", "iocaine", f"{IOCAINE} --bias 0.5", "--rounds", "300", "--elo1", "100",
+        "--elo-model", "logistic",
         "--seed", "1", "-j", "2", "--out", str(out), "--json", timeout=240,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-2000:]
