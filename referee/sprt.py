@@ -135,6 +135,7 @@ class Summary(msgspec.Struct):
     elo_stopped: float | None
     elo_stopped_low: float | None
     elo_stopped_high: float | None
+    elo_stopped_corrected: bool | None  # False: far outside the bounds, the plain estimate
     # The expected pairs to a verdict (if NEW is elo0, elo1 or halfway), from the
     # counts' spread; and the measured wall time per pair of this session.
     expected_pairs: dict[str, int] | None
@@ -185,7 +186,7 @@ def summarize(
     figures = f"{est.elo:+.1f} Elo, 95% {_interval(est.low, est.high)}"
     if est.clipped:
         figures += " (an end is the search's limit)"
-    if stopped is not None:
+    if stopped is not None and stopped.corrected:
         figures += (
             f"; corrected for the stop {stopped.elo:+.1f} {_interval(stopped.low, stopped.high)}"
         )
@@ -229,6 +230,7 @@ def summarize(
         elo_stopped=None if stopped is None else round(stopped.elo, 2),
         elo_stopped_low=None if stopped is None else round(stopped.low, 2),
         elo_stopped_high=None if stopped is None else round(stopped.high, 2),
+        elo_stopped_corrected=None if stopped is None else stopped.corrected,
         expected_pairs=None
         if plan is None
         else {
@@ -400,6 +402,9 @@ def _write_summary(
 ) -> Summary:
     summary = summarize(session.prefix, params, labels, max_pairs)
     summary.wall_s = round(session.earlier_wall_s + elapsed(session), 1)
+    played = len(session.prefix) - session.loaded_pairs
+    if played > 0:
+        summary.pair_s = round(elapsed(session) / played, 2)
     path = session.out_dir / "summary.json"
     tmp = path.with_suffix(".json.tmp")
     tmp.write_bytes(msgspec.json.format(msgspec.json.encode(summary)) + b"\n")
