@@ -64,6 +64,7 @@ LONGEST_FIRST = (
     "test_sample_bots.py",
     "test_match_faults.py",
     "test_stats.py",
+    "test_sprt_estimates.py",
     "test_viewer.py",
 )
 

@@ -191,3 +191,38 @@ def test_server_interval_coverage_by_simulation() -> None:
                     cover += r.low <= true[i] <= r.high
                     total += 1
     assert cover / total >= 0.95
+
+
+def test_verdict_lines_and_live_panel() -> None:
+    """Every line carries the bounds and the interval as [low, high]; the pair
+    count appears once; the live panel renders every figure."""
+    import io
+    from types import SimpleNamespace
+
+    from rich.console import Console
+
+    from referee.pairs import MatchRecord
+    from referee.sprt import _panel, summarize
+
+    def rec(pair: int, leg: str, score: float) -> MatchRecord:
+        seat = 0 if leg == "a" else 1
+        winner = None if score == 0.5 else seat if score == 1.0 else 1 - seat
+        return MatchRecord(
+            pair=pair, leg=leg, opponent=0, test_seat=seat, winner=winner,
+            test_score=score, scores=[0.0, 0.0], faults=[[], []],
+            disqualified=[False, False], replay=None, wall_s=1.0,
+        )  # fmt: skip
+
+    prefix = [(rec(k, "a", 1.0), rec(k, "b", float(k % 3 == 0))) for k in range(30)]
+    s = summarize(prefix, SprtParams(), ("new", "old"), 6000)
+    assert s.verdict is None
+    assert s.line.startswith("no decision yet (")
+    assert s.line.count("30") == 1 and "elo0 0, elo1 20 nElo" in s.line
+    assert f"95% [{s.elo_low:+.1f}, {s.elo_high:+.1f}]" in s.line
+    assert s.seats[0].wins == 30 and s.seats[1].wins == 10 and s.seats[1].losses == 20
+    assert s.expected_pairs is not None and s.expected_pairs["elo1"] > 0
+    out = io.StringIO()
+    Console(file=out, width=100).print(_panel(s, SimpleNamespace(playing=set())))  # type: ignore[arg-type]
+    text = out.getvalue()
+    for word in ("LLR", "nElo", "LOS", "in seat 1", "draw ratio", "expected pairs"):
+        assert word in text, word
