@@ -390,7 +390,10 @@ def add_match_options(p: Any) -> None:
     p.add_argument("--game", default=None, help="chaos (default), roshambo, or another game")
     p.add_argument("--classic", action="store_true", help="same as --game roshambo")
     p.add_argument(
-        "--rounds", type=positive_int, metavar="N", help="rounds per match (default: the game's)"
+        "--rounds",
+        type=positive_int,
+        metavar="N",
+        help="rounds per match (default: the game's; sprt: 1000 in Chaos League)",
     )
     p.add_argument("--tokens", type=nonneg_int, metavar="N", help="deception tokens per bot")
     p.add_argument(

@@ -74,8 +74,16 @@ def _number(text: str) -> float:
 def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("bots", nargs="*", metavar="BOT", help="NEW and OLD: names, paths or commands")
     g = p.add_argument_group("test")
-    g.add_argument("--elo0", type=_number, help=f"Elo difference of H0 (default {DEFAULTS.elo0:g})")
-    g.add_argument("--elo1", type=_number, help=f"Elo difference of H1 (default {DEFAULTS.elo1:g})")
+    g.add_argument(
+        "--elo0",
+        type=_number,
+        help=f"difference of H0 in --elo-model units (default {DEFAULTS.elo0:g})",
+    )
+    g.add_argument(
+        "--elo1",
+        type=_number,
+        help=f"difference of H1 in --elo-model units (default {DEFAULTS.elo1:g})",
+    )
     g.add_argument(
         "--elo-model",
         choices=ELO_MODELS,
