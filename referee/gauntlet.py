@@ -311,7 +311,7 @@ def _write_summary(session: PairSession, precision: float | None, max_rounds: in
     from .pairs import elapsed
 
     summary = summarize(session.prefix, session.cfg, precision, max_rounds)
-    summary.wall_s = round(elapsed(session), 1)
+    summary.wall_s = round(session.earlier_wall_s + elapsed(session), 1)
     path = session.out_dir / "summary.json"
     tmp = path.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(msgspec.to_builtins(summary), indent=1) + "\n")

@@ -127,6 +127,8 @@ class PairSession:
         self.playing: set[tuple[int, str]] = set()
         self.started = time.monotonic()
         self.replay_suffix = replay_suffix(cfg.replay_format)
+        self.loaded_pairs = 0  # pairs a previous session had completed
+        self.earlier_wall_s = 0.0  # wall time of the previous sessions (summary.json)
 
     # -- the directory -----------------------------------------------------------
 
@@ -158,6 +160,11 @@ class PairSession:
         if cfg.kind != kind:
             raise RunError(f"{out_dir} holds a {cfg.kind} run, not a {kind} run")
         session = cls(out_dir, cfg)
+        try:
+            earlier = msgspec.json.decode((out_dir / "summary.json").read_bytes())
+            session.earlier_wall_s = float(earlier.get("wall_s", 0.0))
+        except (OSError, msgspec.DecodeError, AttributeError, TypeError, ValueError):
+            pass  # no summary yet (killed before one was written): counted from here
         decode = msgspec.json.Decoder(MatchRecord).decode
         try:
             with open(out_dir / MATCHES_FILE, "rb") as f:
@@ -238,6 +245,13 @@ class PairSession:
         self.prefix = []
         self.stopped = False
         self._advance(stop, max_pairs)
+        self.loaded_pairs = len(self.prefix)
+
+    def remove_parts(self) -> None:
+        """Delete replays of matches that never finished (cancelled at the stop,
+        or left by a killed run)."""
+        for stale in (self.out_dir / "replays").glob("*.part.jsonl*"):
+            stale.unlink(missing_ok=True)
 
     async def run(
         self,
@@ -250,8 +264,7 @@ class PairSession:
         self.load(stop, max_pairs)
         if self.stopped:
             return
-        for stale in (self.out_dir / "replays").glob("*.part.jsonl*"):
-            stale.unlink(missing_ok=True)
+        self.remove_parts()
         (self.out_dir / "logs").mkdir(parents=True, exist_ok=True)
         # Pairs in flight: enough to keep every worker busy while a pair's second
         # leg waits, few enough that little is played past the stopping point.
@@ -377,7 +390,10 @@ def add_match_options(p: Any) -> None:
     p.add_argument("--game", default=None, help="chaos (default), roshambo, or another game")
     p.add_argument("--classic", action="store_true", help="same as --game roshambo")
     p.add_argument(
-        "--rounds", type=positive_int, metavar="N", help="rounds per match (default: the game's)"
+        "--rounds",
+        type=positive_int,
+        metavar="N",
+        help="rounds per match (default: the game's; sprt: 1000 in Chaos League)",
     )
     p.add_argument("--tokens", type=nonneg_int, metavar="N", help="deception tokens per bot")
     p.add_argument(
@@ -539,6 +555,7 @@ def run_session(
                 nursery.cancel_scope.cancel()
         finally:
             await executor.aclose()
+            session.remove_parts()  # the matches cancelled at the stop
 
     try:
         trio.run(main)

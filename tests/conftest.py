@@ -65,6 +65,7 @@ LONGEST_FIRST = (
     "test_runtimes.py",
     "test_match_faults.py",
     "test_stats.py",
+    "test_sprt_estimates.py",
     "test_viewer.py",
 )
 

@@ -31,7 +31,7 @@ def copies(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Two copies of the random bot: H0 must be accepted."""
     out = tmp_path_factory.mktemp("sprt") / "copies"
     proc = run_cli(
-        "sprt", "random", "random", "--rounds", "200", "--elo1", "150", "--seed", "1",
+        "sprt", "random", "random", "--rounds", "200", "--elo1", "150", "--elo-model", "logistic", "--seed", "1",
         "-j", "2", "--out", str(out), "-q", timeout=240,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-2000:]
@@ -69,9 +69,12 @@ def test_resume_gives_the_same_result(copies: Path, tmp_path: Path) -> None:
     shutil.copy(copies / "run.json", cut / "run.json")
     lines = (copies / "matches.jsonl").read_text().splitlines(keepends=True)
     (cut / "matches.jsonl").write_text("".join(lines[:5]) + lines[5][:30])
+    # The first session's wall time, as its summary recorded it, is counted on.
+    (cut / "summary.json").write_text(json.dumps({"wall_s": 1000.0}))
     proc = run_cli("sprt", "--resume", str(cut), "-q", "-j", "2", timeout=240)
     assert proc.returncode == 0, proc.stderr[-2000:]
     before, after = _summary(copies), _summary(cut)
+    assert after["wall_s"] > 1000.0
     for key in ("pairs", "pentanomial", "wins", "losses", "llr", "elo", "verdict", "line"):
         assert after[key] == before[key], key
     # Result options cannot change on resume.
@@ -85,6 +88,7 @@ def test_iocaine_beats_a_weakened_copy(tmp_path: Path) -> None:
     out = tmp_path / "weak"
     proc = run_cli(
         "sprt", "iocaine", f"{IOCAINE} --bias 0.5", "--rounds", "300", "--elo1", "100",
+        "--elo-model", "logistic",
         "--seed", "1", "-j", "2", "--out", str(out), "--json", timeout=240,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-2000:]
@@ -92,6 +96,17 @@ def test_iocaine_beats_a_weakened_copy(tmp_path: Path) -> None:
     assert s["verdict"] == "H1", s["line"]
     assert s["line"].startswith("H1 accepted: iocaine-new is stronger (+")
     assert s["elo_low"] > 0
+    # As much as fastchess and fishtest show: bounds on the verdict line, LLR
+    # progress, W/D/L per seat, draw ratio, nElo, LOS, the estimate after the stop.
+    assert "elo0 0, elo1 100 Elo" in s["line"] and "95% [+" in s["line"]
+    assert s["llr_progress"] >= 100.0
+    assert [sum(seat.values()) for seat in s["seats"]] == [s["pairs"], s["pairs"]]
+    assert sum(seat["wins"] for seat in s["seats"]) == s["wins"]
+    assert s["draw_ratio"] == s["draws"] / (2 * s["pairs"])
+    assert s["nelo_low"] < s["nelo"] < s["nelo_high"] and s["los"] > 0.95
+    assert s["elo_stopped_low"] <= s["elo_stopped"] <= s["elo_stopped_high"]
+    assert s["elo_high"] - s["elo_low"] > 50  # all pairs won: finite and wide
+    assert not list((out / "replays").glob("*.part*"))  # no replay of a cancelled match
     assert s == _summary(out) | {"wall_s": s["wall_s"]}
     replays = sorted((out / "replays").glob("*.jsonl.gz"))
     assert len(replays) >= 2 * s["pairs"]

@@ -50,7 +50,8 @@ def constrained_loglik_primal(counts: np.ndarray, s: float) -> float:
     ],
 )
 def test_llr_matches_a_primal_maximisation(counts: list[int], elo0: float, elo1: float) -> None:
-    c = np.array(counts, dtype=float) + REGULARISE
+    c = np.array(counts, dtype=float)
+    c[c == 0] = REGULARISE  # empty categories only, as fishtest does
     expected = constrained_loglik_primal(c, expected_score(elo1)) - constrained_loglik_primal(
         c, expected_score(elo0)
     )
@@ -77,16 +78,17 @@ def test_wald_bounds() -> None:
 
 
 def test_elo_interval_worked_example() -> None:
-    # By hand: counts (5, 10, 20, 40, 25) of pair scores (0, 1/4, 1/2, 3/4, 1):
-    # mean = (2.5 + 10 + 30 + 25) / 100 = 0.675; E[x^2] = (0.625 + 5 + 22.5 + 25)
-    # / 100 = 0.53125; var = 0.53125 - 0.675^2 = 0.075625; se = sqrt(var / 100) =
-    # 0.0275. Elo = 400 log10(0.675 / 0.325) = 126.968; the interval's ends are
-    # the Elo of 0.675 -/+ 1.959964 * 0.0275 = 0.621101 and 0.728899: 85.856, 171.815.
+    # With the prior (0.1 pair per category) the counts (5, 10, 20, 40, 25) become
+    # (5.1, 10.1, 20.1, 40.1, 25.1), n' = 100.5, mean 67.75 / 100.5 = 0.674129.
+    # For many pairs the likelihood-ratio interval is close to the normal one,
+    # mean -/+ 1.96 sqrt(var / n'), var = 0.5304726 - 0.674129^2 = 0.0760287.
     est = elo_estimate([5, 10, 20, 40, 25])
-    assert est.score == pytest.approx(0.675)
-    assert est.elo == pytest.approx(126.968, abs=1e-3)
-    assert est.low == pytest.approx(85.856, abs=1e-3)
-    assert est.high == pytest.approx(171.815, abs=1e-3)
+    assert est.score == pytest.approx(67.75 / 100.5)
+    assert est.elo == pytest.approx(elo_of_score(67.75 / 100.5))
+    se = math.sqrt((53.3125 / 100.5 - (67.75 / 100.5) ** 2) / 100.5)
+    assert est.low == pytest.approx(elo_of_score(67.75 / 100.5 - 1.959964 * se), abs=3.0)
+    assert est.high == pytest.approx(elo_of_score(67.75 / 100.5 + 1.959964 * se), abs=3.0)
+    assert not est.clipped
 
 
 def test_elo_transform_round_trip() -> None:
@@ -167,8 +169,11 @@ def test_sprt_error_rates_by_simulation() -> None:
 
 
 def test_sprt_decides_for_a_clearly_stronger_bot() -> None:
+    logistic = SprtParams(elo1=5.0, elo_model="logistic")
+    assert decision([0, 8, 40, 160, 120], logistic)[0] == "H1"
+    assert decision([0, 0, 500, 0, 0], logistic)[0] == "H0"
+    assert decision([0, 0, 1, 0, 0], logistic)[0] is None
     assert decision([0, 8, 40, 160, 120], SprtParams())[0] == "H1"
-    assert decision([0, 0, 500, 0, 0], SprtParams())[0] == "H0"
     assert decision([0, 0, 1, 0, 0], SprtParams())[0] is None
 
 

@@ -24,7 +24,8 @@ import msgspec
 import numpy as np
 
 from ..stats.ranks import rank_intervals
-from ..tournament.standings import ELO, _fit_bt
+from ..stats.rating import likelihood_interval
+from ..tournament.standings import ELO, RATING_PRIOR, _fit_bt
 
 
 class Rated(msgspec.Struct):
@@ -105,7 +106,10 @@ def rate(
         theta = _fit_bt(score, games, tol=tol)
         return np.asarray((theta - theta.mean(axis=1, keepdims=True)) * ELO)
 
-    point = fit(counts[None, :], 1e-9)[0]
+    raw = _fit_bt(
+        (counts @ to_score).reshape(1, n, n), (counts @ to_games).reshape(1, n, n), tol=1e-9
+    )[0]
+    point = (raw - raw.mean()) * ELO
     low = high = point
     rank_low, rank_high = [1] * n, [n] * n
     total = int(counts.sum())
@@ -116,14 +120,42 @@ def rate(
         low = np.percentile(boot, 2.5, axis=0)
         high = np.percentile(boot, 97.5, axis=0)
         rank_low, rank_high = rank_intervals(boot)
+    profile = _likelihood_bounds(n, keys, counts, raw)
     for i, r in enumerate(out):
         r.rating = round(float(point[i]), 1)
-        r.low = round(float(low[i]), 1)
-        r.high = round(float(high[i]), 1)
+        # The wider of the bootstrap's interval and the likelihood-ratio one: a
+        # bootstrap of a few games has (almost) no spread, e.g. none after one game.
+        r.low = round(min(float(low[i]), profile[i][0]), 1)
+        r.high = round(max(float(high[i]), profile[i][1]), 1)
         r.rank_low, r.rank_high = rank_low[i], rank_high[i]
         if r.games == 0:
             r.low, r.high = r.rating - UNRATED_WIDTH / 2, r.rating + UNRATED_WIDTH / 2
             r.rank_low, r.rank_high = 1, n  # anywhere, as far as anyone knows
+    return out
+
+
+def _likelihood_bounds(
+    n: int, keys: Sequence[tuple[int, int, float]], counts: np.ndarray, raw: np.ndarray
+) -> list[tuple[float, float]]:
+    """Each version's 95% likelihood-ratio interval with the others held at their
+    fitted ratings and the fit's prior (RATING_PRIOR drawn games against an anchor
+    at 0), shifted to the centred scale of the ratings: finite and wide for a
+    version with one game or a clean sweep (stats/rating.py)."""
+    elo = raw * ELO
+    shift = float(elo.mean())
+    games: list[tuple[list[float], list[float], list[float]]] = [([], [], []) for _ in range(n)]
+    for (a, b, first), count in zip(keys, counts, strict=True):
+        for me, other, score in ((a, b, first), (b, a, 1.0 - first)):
+            games[me][0].append(float(elo[other]))
+            games[me][1].append(score)
+            games[me][2].append(float(count))
+    out = []
+    for opp, scores, weights in games:
+        if not opp:
+            out.append((math.inf, -math.inf))  # no games: the bootstrap's width stands
+            continue
+        iv = likelihood_interval(opp, scores, RATING_PRIOR, weights)
+        out.append((iv.low - shift, iv.high - shift))
     return out
 
 

@@ -14,7 +14,8 @@ short gauntlet gets the same estimate, on average, as in the pool's own fit.
 
 The 95% interval of a gauntlet rating is the likelihood-ratio interval: the
 ratings whose penalised log-likelihood is within 3.84 / 2 of the maximum. It
-stays finite and honest for a bot that wins everything.
+stays finite and honest for a bot that wins everything, and it is not clamped
+at the pool's range: the search widens until the drop is reached.
 """
 
 from __future__ import annotations
@@ -76,25 +77,38 @@ class PoolRating(msgspec.Struct, frozen=True):
     games: int
 
 
-def _loglik(r: float, opponents: np.ndarray, scores: np.ndarray, prior: float) -> float:
+def _loglik(
+    r: float, opponents: np.ndarray, scores: np.ndarray, weights: np.ndarray, prior: float
+) -> float:
     p = 1.0 / (1.0 + np.exp(-_K * (r - opponents)))
     p = np.clip(p, 1e-300, 1.0 - 1e-16)
-    v = 1.0 / (1.0 + math.exp(-_K * r))
-    ll = float(np.sum(scores * np.log(p) + (1.0 - scores) * np.log1p(-p)))
-    return ll + prior * (0.5 * math.log(v) + 0.5 * math.log1p(-v))
+    ll = float(np.sum(weights * (scores * np.log(p) + (1.0 - scores) * np.log1p(-p))))
+    # log v and log(1 - v) of the anchor game, v = L(r), stable for any r.
+    log_v = -float(np.logaddexp(0.0, -_K * r))
+    log_not_v = -float(np.logaddexp(0.0, _K * r))
+    return ll + prior * (0.5 * log_v + 0.5 * log_not_v)
 
 
-def rate_against_pool(opponent_elos: Sequence[float], scores: Sequence[float]) -> PoolRating:
-    """The rating of a bot from its games (``scores[i]`` against a bot rated
-    ``opponent_elos[i]``), the pool's ratings held fixed."""
+def likelihood_interval(
+    opponent_elos: Sequence[float],
+    scores: Sequence[float],
+    prior_games: float,
+    weights: Sequence[float] | None = None,
+) -> PoolRating:
+    """The rating (Elo) that maximises the log-likelihood of the games against
+    opponents of fixed ratings plus ``prior_games`` drawn virtual games against an
+    anchor rated 0, and its 95% likelihood-ratio interval (where the penalised
+    log-likelihood is within CHI2_95 / 2 of the maximum). Finite for any results,
+    a clean sweep or a single game included."""
     opp = np.asarray(opponent_elos, dtype=float)
     sc = np.asarray(scores, dtype=float)
-    prior = PRIOR_SHARE * len(sc)
+    w = np.ones_like(sc) if weights is None else np.asarray(weights, dtype=float)
+    games = int(round(float(w.sum())))
     if len(sc) == 0:
         return PoolRating(elo=0.0, low=-math.inf, high=math.inf, games=0)
 
     def f(r: float) -> float:
-        return _loglik(r, opp, sc, prior)
+        return _loglik(r, opp, sc, w, prior_games)
 
     # The penalised log-likelihood is concave in r: golden-section search for the
     # maximum, then bisection for where it has dropped by CHI2_95 / 2 on each side.
@@ -118,8 +132,10 @@ def rate_against_pool(opponent_elos: Sequence[float], scores: Sequence[float]) -
     target = f(best) - CHI2_95 / 2.0
 
     def edge(inside: float, outside: float) -> float:
-        if f(outside) >= target:
-            return outside
+        # The prior makes f fall without bound on both sides, so the edge exists:
+        # widen the search until it is bracketed (no clamp at the pool's range).
+        while f(outside) >= target:
+            outside = inside + 2.0 * (outside - inside)
         for _ in range(100):
             mid = 0.5 * (inside + outside)
             if f(mid) >= target:
@@ -128,4 +144,10 @@ def rate_against_pool(opponent_elos: Sequence[float], scores: Sequence[float]) -
                 outside = mid
         return 0.5 * (inside + outside)
 
-    return PoolRating(elo=best, low=edge(best, lo), high=edge(best, hi), games=len(sc))
+    return PoolRating(elo=best, low=edge(best, lo), high=edge(best, hi), games=games)
+
+
+def rate_against_pool(opponent_elos: Sequence[float], scores: Sequence[float]) -> PoolRating:
+    """The rating of a bot from its games (``scores[i]`` against a bot rated
+    ``opponent_elos[i]``), the pool's ratings held fixed."""
+    return likelihood_interval(opponent_elos, scores, PRIOR_SHARE * len(scores))
