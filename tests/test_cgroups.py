@@ -60,7 +60,7 @@ def _cgroups_or_skip() -> CgroupHost:
 
 
 def _match(*args: str, user: list[str] | None = None) -> tuple[dict[str, Any], int, str]:
-    argv = [*(user or []), sys.executable, "-m", "referee", "match", *args]
+    argv = [*(user or [sys.executable]), "-m", "referee", "match", *args]
     proc = subprocess.Popen(
         argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd="/"
     )
@@ -286,16 +286,33 @@ def test_an_escapee_that_drops_its_marker_is_charged_to_its_own_bot(
 
 
 def _nobody() -> list[str] | None:
-    """A command prefix that runs the referee as uid 65534, where that works here."""
+    """A command that runs a Python interpreter with the referee importable as uid
+    65534, where that works here; None where not. The interpreter must also be one
+    that uid may start again (the launcher shim is the referee's own interpreter): a
+    virtual environment on a private home (a pyenv under /root, say) is not, so the
+    system's Python is tried too, with this checkout and these site-packages on its
+    path (the same minor version: compiled packages load)."""
     setpriv = shutil.which("setpriv")
     if os.geteuid() != 0 or setpriv is None:
         return None
+    import site
+
     prefix = [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"]
     prefix += ["--inh-caps=-all", "--bounding-set=-all"]
-    probe = subprocess.run(
-        [*prefix, sys.executable, "-c", "import referee"], capture_output=True, cwd="/"
+    path = os.pathsep.join([str(ROOT), *site.getsitepackages()])
+    check = (
+        "import subprocess, sys, referee; subprocess.run([sys.executable, '-c', ''], check=True)"
     )
-    return prefix if probe.returncode == 0 else None
+    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
+    system = shutil.which(version, path="/usr/local/bin:/usr/bin:/bin") or ""
+    for python in (os.path.realpath(sys.executable), system):
+        if not python:
+            continue
+        command = [*prefix, "env", f"PYTHONPATH={path}", python]
+        probe = subprocess.run([*command, "-c", check], capture_output=True, cwd="/")
+        if probe.returncode == 0:
+            return command
+    return None
 
 
 @needs_c
