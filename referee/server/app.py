@@ -274,12 +274,17 @@ class Site:
         if not self.store.note_request(competitor.id, "upload", sub.per_hour, HOUR):
             raise HTTPException(429, f"upload limit reached: {sub.per_hour} per hour")
         limits = Limits(max_files=sub.max_files, max_unpacked=sub.max_unpacked_mib << 20)
+        body = self.dir / "versions" / f"upload-body-{secrets.token_hex(8)}"
+        body.parent.mkdir(parents=True, exist_ok=True)
+        body.write_bytes(data)
         try:
             unpacked = await trio.to_thread.run_sync(
-                unpack, data, filename or name, command, self.dir / "versions", limits
+                unpack, body, filename or name, command, self.dir / "versions", limits
             )
         except Refused as exc:
-            raise HTTPException(400, f"upload refused: {exc}") from None
+            raise HTTPException(exc.status, f"upload refused: {exc}") from None
+        finally:
+            body.unlink(missing_ok=True)
         try:
             version = self.store.add_version(
                 name, competitor.id, unpacked.sha256, unpacked.command, "validating"
