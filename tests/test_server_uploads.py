@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import io
 import os
+import socket
 import tarfile
 import time
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from serverkit import Server, wait_for, write_config
 
 from referee.server.intake import Limits, Refused, remove_tree, sweep_scratch, unpack
 
@@ -136,8 +139,8 @@ def _deep_tree(base: Path, depth: int) -> None:
     fd = os.open(base, os.O_RDONLY | os.O_DIRECTORY)
     try:
         for _ in range(depth):
-            os.mkdir("d", dir_fd=fd)
-            child = os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+            os.mkdir("directory", dir_fd=fd)
+            child = os.open("directory", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
             os.close(fd)
             fd = child
         os.close(os.open("main.py", os.O_WRONLY | os.O_CREAT, 0o600, dir_fd=fd))
@@ -149,9 +152,156 @@ def test_start_up_sweep_removes_a_tree_too_deep_for_a_recursive_walk(tmp_path: P
     # What the old unpacker left behind: 20,011 directories under versions/upload-*.
     versions = tmp_path / "versions"
     (versions / "upload-old").mkdir(parents=True)
-    _deep_tree(versions / "upload-old", 5000)
+    # 1,500 deep: beyond a recursive walk's stack, 15 KB of path beyond PATH_MAX.
+    _deep_tree(versions / "upload-old", 1500)
     (versions / "upload-file").write_bytes(b"x")
     (versions / "0123abcd").mkdir()  # a stored version stays
     assert sweep_scratch(versions) == 2
     assert [p.name for p in versions.iterdir()] == ["0123abcd"]
     remove_tree(tmp_path / "missing")  # nothing there: nothing to do
+
+
+# -- against a real server on loopback ------------------------------------------------
+
+LIMITS_TOML = """[submissions]
+in_flight = 3
+in_flight_each = 2
+min_rate_kib = 64
+body_grace_s = 1.0
+"""
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    base = tmp_path_factory.mktemp("uploads")
+    config = write_config(base, per_hour=4)
+    text = config.read_text().replace("[submissions]\n", LIMITS_TOML, 1)
+    config.write_text(text)
+    srv = Server(config, base / "data")
+    try:
+        yield srv
+    finally:
+        srv.stop()
+
+
+def _leftovers(server: Server) -> list[Path]:
+    return [
+        *(server.data / "versions").glob("upload-*"),
+        *(server.data / "uploads").glob("upload-*"),
+    ]
+
+
+def _open_upload(server: Server, token: str, length: int, first: bytes) -> socket.socket:
+    """An upload whose body is sent by hand: the headers and ``first`` now."""
+    sock = socket.create_connection(("127.0.0.1", server.port))
+    head = (
+        "POST /api/submit?filename=bot.tar.gz&name=slow HTTP/1.1\r\n"
+        f"Host: 127.0.0.1\r\nAuthorization: Bearer {token}\r\n"
+        f"Content-Length: {length}\r\n\r\n"
+    )
+    sock.sendall(head.encode() + first)
+    return sock
+
+
+def _answer(sock: socket.socket, trickle: bool = False, limit_s: float = 10.0) -> bytes:
+    """The server's whole answer (it closes the connection); with ``trickle`` one
+    more byte of the body every 0.2 s until the answer comes."""
+    sock.settimeout(0.2)
+    got = b""
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        try:
+            data = sock.recv(65536)
+        except TimeoutError:
+            if trickle and not got:
+                try:
+                    sock.sendall(b"x")
+                except OSError:
+                    pass
+            continue
+        except ConnectionResetError:
+            break
+        if not data:
+            break
+        got += data
+    sock.close()
+    return got
+
+
+def test_a_stalled_body_is_dropped(server: Server) -> None:
+    # A body trickled at 5 bytes a second (the minimum is 64 KiB/s after the first
+    # second here) is dropped with the reason, not waited for, and its file removed.
+    bob = server.sign_up("bob-up")
+    started = time.monotonic()
+    answer = _answer(_open_upload(server, bob, 1_000, b"x"), trickle=True)
+    assert answer.startswith(b"HTTP/1.1 408"), answer
+    assert b"the upload arrived too slowly" in answer, answer
+    assert time.monotonic() - started < 6
+    wait_for(lambda: not _leftovers(server), 10, "the received body to be removed")
+
+
+def test_bodies_go_to_disk_and_uploads_in_flight_are_capped(server: Server) -> None:
+    alice, bob, carol = (server.sign_up(n) for n in ("alice-up", "bob-up2", "carol-up"))
+    uploads = server.data / "uploads"
+    # Two of alice's uploads wait for the rest of their bodies (their 200 KB came at
+    # full speed: the server gives them 3 s more).
+    a1 = _open_upload(server, alice, 250_000, b"\0" * 200_000)
+    a2 = _open_upload(server, alice, 250_000, b"\1" * 200_000)
+
+    def received() -> list[int]:
+        return sorted(p.stat().st_size for p in uploads.glob("upload-*"))
+
+    # Each body is written to a file of the data directory as it arrives.
+    wait_for(lambda: received() == [200_000, 200_000], 10, "both bodies on disk")
+    # A third of alice's is refused before its body is read, and counts.
+    third = server.upload(alice, b"x", filename="bot.tar.gz", name="third")
+    assert third.status_code == 429 and "uploads in flight" in third.json()["error"], third.text
+    assert third.headers["retry-after"] == "5"
+    b1 = _open_upload(server, bob, 250_000, b"\2" * 200_000)
+    wait_for(lambda: len(received()) == 3, 10, "bob's body on disk")
+    busy = server.upload(carol, b"x", filename="bot.tar.gz", name="busy")
+    assert busy.status_code == 503 and "3 uploads already" in busy.json()["error"], busy.text
+    assert busy.headers["retry-after"] == "5"
+    # The clients hang up: their places and files are freed.
+    for sock in (a1, a2, b1):
+        sock.close()
+    wait_for(lambda: not _leftovers(server), 10, "the received bodies to be removed")
+    # alice's next upload is read (and refused for what it is).
+    again = server.upload(alice, b"junk", filename="bot.tar.gz", name="again")
+    assert again.status_code == 400 and "not a readable tar archive" in again.json()["error"]
+    # Her four uploads of the hour are spent, the refused and lost ones included.
+    spent = server.upload(alice, b"junk", filename="bot.tar.gz", name="again")
+    assert spent.status_code == 429 and "upload limit reached" in spent.json()["error"]
+    assert spent.headers.get("retry-after")
+
+
+def test_refusals_read_by_the_client_and_counted(server: Server, tmp_path: Path) -> None:
+    dave = server.sign_up("dave-up")
+    # Over the size limit (256 KiB) by far: the server answers before reading the body
+    # and closes; the client shows that answer, not the broken pipe of its send.
+    big = tmp_path / "big.py"
+    big.write_bytes(b"#" * (4 << 20))
+    proc = server.submit(dave, big)
+    assert proc.returncode == 2, proc.stderr
+    assert "refused: the upload is over the limit of 256 KiB" in proc.stderr, proc.stderr
+    assert "cannot reach" not in proc.stderr and "Broken pipe" not in proc.stderr
+    # Hostile archives over HTTP: each a 400 with its reason, quickly, nothing left.
+    for filename in ("deep.tar.gz", "twice.tar.gz"):
+        data, reason = HOSTILE[filename]
+        started = time.monotonic()
+        r = server.upload(dave, data, filename=filename, name="hostile")
+        assert r.status_code == 400 and reason in r.json()["error"], r.text
+        assert time.monotonic() - started < 5
+    assert not _leftovers(server)
+    junk = tmp_path / "junk.tar.gz"
+    junk.write_bytes(b"junk")
+    refused = server.submit(dave, junk)
+    assert refused.returncode == 2 and "not a readable tar archive" in refused.stderr
+    # The fifth upload of the hour: the four refused ones counted.
+    spent = server.submit(dave, junk)
+    assert spent.returncode == 2 and "upload limit reached: 4 per hour" in spent.stderr
+    # What became of the latest upload, as the server tells it.
+    status = server.submit(dave, Path("-"), "--status")
+    assert status.returncode == 3, status.stderr
+    assert "junk" in status.stderr and "refused" in status.stderr, status.stderr
+    assert "not a readable tar archive" in status.stderr, status.stderr

@@ -258,14 +258,17 @@ def _write(plan: _Plan, root: Path, budget: _Budget, what: str) -> None:
             if exc.errno is not None:  # writing (no room?): the caller tells which
                 raise
             raise Refused(
-                f"archive member {str(rel)[:200]!r}: cannot unpack the {what}: "
-                f"{type(exc).__name__}: {exc}"
+                f"archive member {str(rel)[:200]!r}: cannot unpack the {what}: {_one_line(exc)}"
             ) from None
         except Exception as exc:  # a corrupt member: the archive library's own words
             raise Refused(
-                f"archive member {str(rel)[:200]!r}: cannot unpack the {what}: "
-                f"{type(exc).__name__}: {exc}"
+                f"archive member {str(rel)[:200]!r}: cannot unpack the {what}: {_one_line(exc)}"
             ) from None
+
+
+def _one_line(exc: BaseException) -> str:
+    """An archive library's error as one line of at most 300 characters."""
+    return " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
 
 
 def _unpack_archive(source: Path, root: Path, limits: Limits, budget: _Budget, kind: str) -> int:
@@ -285,11 +288,11 @@ def _unpack_archive(source: Path, root: Path, limits: Limits, budget: _Budget, k
     except OSError as exc:
         if exc.errno is not None:  # writing the tree: the caller tells which
             raise
-        raise Refused(f"not a readable {kind} archive: {type(exc).__name__}: {exc}") from None
+        raise Refused(f"not a readable {kind} archive: {_one_line(exc)}") from None
     except Exception as exc:
         # Whatever a malformed archive makes its library raise (TarError, BadZipFile,
         # EOFError, zlib and lzma errors, ...): the upload's fault, said as it is.
-        raise Refused(f"not a readable {kind} archive: {type(exc).__name__}: {exc}") from None
+        raise Refused(f"not a readable {kind} archive: {_one_line(exc)}") from None
     finally:
         if archive is not None:
             archive.close()
