@@ -8,6 +8,8 @@ from __future__ import annotations
 import io
 import os
 import socket
+import subprocess
+import sys
 import tarfile
 import time
 import zipfile
@@ -15,6 +17,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import serverkit
+from conftest import ROOT
 from serverkit import Server, wait_for, write_config
 
 from referee.server.intake import Limits, Refused, remove_tree, sweep_scratch, unpack
@@ -305,3 +309,59 @@ def test_refusals_read_by_the_client_and_counted(server: Server, tmp_path: Path)
     assert status.returncode == 3, status.stderr
     assert "junk" in status.stderr and "refused" in status.stderr, status.stderr
     assert "not a readable tar archive" in status.stderr, status.stderr
+
+
+def test_after_a_lost_connection_the_client_asks_what_became_of_the_upload(
+    server: Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The server is killed while it validates the upload (a bot 20 ms a move: the
+    # validation match lasts about 2 s) and started again: the client, which lost
+    # its connection, asks the server (again and again while it is down) and reports
+    # what it finally says, instead of "cannot reach" and "refused before it plays".
+    # Last in this file: it kills the module's server.
+    erin = server.sign_up("erin-up")
+    steady = (Path(__file__).parent / "bots" / "steady.py").read_text()
+    slow = tmp_path / "slowpoke.py"
+    slow.write_text(
+        steady.replace(
+            "for line in sys.stdin:\n", "for line in sys.stdin:\n    time.sleep(0.02)\n"
+        ).replace("import sys\n", "import sys\nimport time\n")
+    )
+    client = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "referee",
+            "submit",
+            "--server",
+            server.url,
+            "--token",
+            erin,
+            str(slow),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    )
+    restarted = None
+    try:
+
+        def validating() -> bool:
+            r = server.get("/api/bots/slowpoke")
+            return r.status_code == 200 and r.json()["versions"][-1]["status"] == "validating"
+
+        wait_for(validating, 30, "the upload to be stored and validating")
+        server.kill()
+        monkeypatch.setattr(serverkit, "free_port", lambda: server.port)
+        restarted = Server(server.config, server.data)
+        out, err = client.communicate(timeout=60)
+    finally:
+        if client.poll() is None:
+            client.kill()
+            client.wait()
+        if restarted is not None:
+            restarted.stop()
+    assert client.returncode == 0, err
+    assert "connection to" in err and "was lost" in err, err
+    assert "slowpoke version 1" in out and "accepted, now in the ladder" in out, out
