@@ -12,6 +12,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from . import display
 from .context import HOUR, Site, cached, route
 from .db import Competitor, MatchRow
 from .uploads import read_body
@@ -24,7 +25,12 @@ def leaderboard_json(site: Site) -> dict[str, Any]:
         "game": site.cfg.game,
         "frozen": ladder.frozen,
         "finals": site.finals["status"] if site.finals else None,
-        "entries": [msgspec.to_builtins(e) for e in ladder.leaderboard],
+        # Exact values; "provisional": fewer games than a rank range needs (the pages).
+        "entries": [
+            {**msgspec.to_builtins(e), "provisional": display.provisional(e)}
+            for e in ladder.leaderboard
+        ],
+        "provisional_games": display.PROVISIONAL_GAMES,
         "matches": ladder.counts(),
     }
 
@@ -141,6 +147,11 @@ async def challenge(site: Site, competitor: Competitor, bot: str, opponent: str)
         requested_by=competitor.id,
         status="queued",
     )
+    # The seed it will be played with, as a ladder match's (shown on its page).
+    from ..match import derive_seed
+
+    seed = derive_seed(site.ladder.seed, "match", mid)
+    store.conn.execute("UPDATE matches SET seed = ? WHERE id = ?", (seed, mid))
     site.ladder._wake()
     return {"match": mid, "status": "queued", "url": f"/matches/{mid}"}
 
