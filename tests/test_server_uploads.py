@@ -137,6 +137,22 @@ def test_compiled_source_is_not_run_by_an_interpreter(tmp_path: Path) -> None:
     assert "python3" not in str(refused.value)
 
 
+def test_the_client_says_compiled_source_must_be_built(tmp_path: Path) -> None:
+    source = tmp_path / "bot.c"
+    source.write_text("int main(void) { return 0; }\n")
+    proc = subprocess.run(
+        [sys.executable, "-m", "referee", "submit", str(source)]
+        + ["--server", "http://127.0.0.1:9", "--token", "t"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=60,
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert "bot.c is C source: build it first" in proc.stderr, proc.stderr
+    assert "python3" not in proc.stderr and "cannot reach" not in proc.stderr
+
+
 def _deep_tree(base: Path, depth: int) -> None:
     """``depth`` nested directories under ``base``, made one component at a time (the
     whole path is far beyond PATH_MAX), with a file at the bottom."""

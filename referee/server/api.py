@@ -196,7 +196,9 @@ async def api_bot(site: Site, request: Request) -> Response:
 async def api_challenge(site: Site, request: Request) -> Response:
     competitor = site.sessions.bearer(request)
     try:
-        body = json.loads(await read_body(request, 4096) or b"{}")
+        body = json.loads(
+            await read_body(request, 4096, site.cfg.submissions.body_grace_s) or b"{}"
+        )
     except ValueError:
         raise HTTPException(400, 'the body must be JSON: {"bot": ..., "opponent": ...}') from None
     if not isinstance(body, dict):

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import CliError
+from .intake import COMPILED
 
 EXIT_REFUSED = 3
 EXIT_OTHER = 2
@@ -137,6 +138,13 @@ def run(args: argparse.Namespace) -> int:
         filename = (path.resolve().name or "bot") + ".tar.gz"
         default_name = path.resolve().name
     elif path.is_file():
+        language = COMPILED.get(path.suffix.lower())
+        if language is not None and not args.bot_command and not _is_program(path):
+            # Refused here, before it costs one of the hour's uploads.
+            raise CliError(
+                f"{path} is {language} source: build it first and submit the program "
+                "(or an archive with the program and --command)"
+            )
         data = path.read_bytes()
         filename = path.name
         default_name = path.name.split(".")[0]
@@ -165,6 +173,13 @@ def run(args: argparse.Namespace) -> int:
         return _show_status(base, args, name=name, since=started)
     _print(answer, args.json)
     return _exit_code(code, answer)
+
+
+def _is_program(path: Path) -> bool:
+    """Whether the file starts like something that runs as it is (ELF or #!)."""
+    with open(path, "rb") as f:
+        head = f.read(4)
+    return head == b"\x7fELF" or head[:2] == b"#!"
 
 
 def _exit_code(code: int, answer: dict[str, Any]) -> int:

@@ -122,18 +122,21 @@ def _count_attempt(site: Site, competitor: Competitor) -> None:
         )
 
 
-async def read_body(request: Request, limit: int) -> bytes:
-    """A small body (a JSON request), refused with a 413 once it is over ``limit``."""
+async def read_body(request: Request, limit: int, seconds: float) -> bytes:
+    """A small body (a JSON request), refused with a 413 once it is over ``limit``
+    bytes and dropped (408) if it has not all come within ``seconds``."""
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
         raise HTTPException(413, f"the body is over the limit of {limit} bytes")
     chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise HTTPException(413, f"the body is over the limit of {limit} bytes")
-        chunks.append(chunk)
-    return b"".join(chunks)
+    with trio.move_on_after(seconds):
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > limit:
+                raise HTTPException(413, f"the body is over the limit of {limit} bytes")
+            chunks.append(chunk)
+        return b"".join(chunks)
+    raise HTTPException(408, f"the body did not arrive within {seconds:g} s: dropped")
 
 
 def _too_big(limit: int) -> HTTPException:
