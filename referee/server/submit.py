@@ -107,6 +107,8 @@ def request(
             # A server that refuses an upload before reading it answers, then closes:
             # the answer may be waiting to be read although sending failed.
             send_error = exc
+            if conn.sock is None:  # not even connected: nothing to read
+                raise Lost(exc.strerror or str(exc) or type(exc).__name__) from None
         try:
             response = conn.getresponse()
             raw = response.read()
