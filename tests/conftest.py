@@ -65,6 +65,7 @@ LONGEST_FIRST = (
     "test_match_faults.py",
     "test_stats.py",
     "test_viewer.py",
+    "test_server_uploads.py",
 )
 
 
