@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -16,6 +17,7 @@ import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 import serverkit
 from conftest import ROOT
@@ -325,6 +327,27 @@ def test_refusals_read_by_the_client_and_counted(server: Server, tmp_path: Path)
     assert status.returncode == 3, status.stderr
     assert "junk" in status.stderr and "refused" in status.stderr, status.stderr
     assert "not a readable tar archive" in status.stderr, status.stderr
+
+
+def test_the_upload_form_is_received_the_same_way(server: Server) -> None:
+    browser = httpx.Client(base_url=server.url, timeout=30)
+    assert browser.post("/signup", data={"name": "frank-up"}).status_code == 200
+    me = browser.get("/me")
+    found = re.search(r'name="csrf" value="([0-9a-f]+)"', me.text)
+    assert found is not None, me.text
+
+    def post(name: str, data: bytes) -> httpx.Response:
+        form = {"name": "formbot", "csrf": found[1]}
+        return browser.post("/me/upload", data=form, files={"file": (name, data)})
+
+    # A file over the limit, whether or not the form's body is too.
+    for size in (260 << 10, 600 << 10):
+        r = post("big.py", b"#" * size)
+        assert r.status_code == 413 and "over the limit of 256 KiB" in r.text, r.status_code
+    r = post("deep.tar.gz", HOSTILE["deep.tar.gz"][0])
+    assert r.status_code == 400 and "nested 20001 deep" in r.text
+    assert not _leftovers(server)
+    browser.close()
 
 
 def test_after_a_lost_connection_the_client_asks_what_became_of_the_upload(

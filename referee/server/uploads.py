@@ -139,8 +139,9 @@ async def read_body(request: Request, limit: int, seconds: float) -> bytes:
     raise HTTPException(408, f"the body did not arrive within {seconds:g} s: dropped")
 
 
-def _too_big(limit: int) -> HTTPException:
-    return HTTPException(413, f"the upload is over the limit of {limit >> 10} KiB")
+def _too_big(site: Site) -> HTTPException:
+    limit = site.cfg.submissions.max_upload_kib
+    return HTTPException(413, f"the upload is over the limit of {limit} KiB")
 
 
 async def receive_body(site: Site, request: Request, limit: int, record: UploadRecord) -> Path:
@@ -150,7 +151,7 @@ async def receive_body(site: Site, request: Request, limit: int, record: UploadR
     sub = site.cfg.submissions
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
-        raise _too_big(limit)
+        raise _too_big(site)
     directory = site.dir / "uploads"
     directory.mkdir(mode=0o700, exist_ok=True)
     path = directory / f"{SCRATCH_PREFIX}{secrets.token_hex(8)}"
@@ -173,7 +174,7 @@ async def receive_body(site: Site, request: Request, limit: int, record: UploadR
                         return path
                     received += len(chunk)
                     if received > limit:
-                        raise _too_big(limit)
+                        raise _too_big(site)
                     view = memoryview(chunk)
                     while view:
                         view = view[out.write(view) or 0 :]
@@ -367,6 +368,8 @@ def routes(site: Site) -> list[Route]:
                     while chunk := await upload.read(_CHUNK):
                         out.write(chunk)
                 await form.close()
+                if received.stat().st_size > limit:  # the body's cap allows for the form
+                    raise _too_big(site)
                 code, answer = await submit(site, me, received, filename, name, command, record)
             finally:
                 received.unlink(missing_ok=True)
