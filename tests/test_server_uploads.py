@@ -56,6 +56,21 @@ def _zip(members: list[tuple[str, bytes]]) -> bytes:
     return buf.getvalue()
 
 
+def _long_name_header(size: int, compress: bool = True) -> bytes:
+    """A tar whose first member is a GNU long-name header of ``size`` bytes: tarfile
+    reads such a header whole into memory (200 MB of it packs to 200 KB)."""
+    import gzip
+
+    header = tarfile.TarInfo("././@LongLink")
+    header.type = tarfile.GNUTYPE_LONGNAME
+    header.size = size
+    raw = header.tobuf(format=tarfile.GNU_FORMAT) + b"a" * size + bytes(-size % 512)
+    main = tarfile.TarInfo("main.py")
+    main.size = len(BOT)
+    raw += main.tobuf(format=tarfile.GNU_FORMAT) + BOT + bytes(-len(BOT) % 512) + bytes(1024)
+    return gzip.compress(raw, 6) if compress else raw
+
+
 def _deep(depth: int) -> str:
     return "d/" * depth + "main.py"
 
@@ -101,6 +116,15 @@ HOSTILE: dict[str, tuple[bytes, str]] = {
         _zip([(f"f{i}.py", b"\0" * (1 << 20)) for i in range(6)]),
         "the archive unpacks to more than 4 MiB",
     ),
+    "long-header.tar.gz": (
+        _long_name_header(1 << 20),
+        "an archive header of 1,048,576 bytes (a long name or PAX header), over the limit",
+    ),
+    "long-header.tar": (_long_name_header(1 << 20, compress=False), "over the limit of 64 KiB"),
+    "header-bomb.tar.gz": (
+        _long_name_header(200 << 20),
+        "the archive unpacks to more than 4 MiB (stopped while decompressing)",
+    ),
     "truncated.tar.gz": (_tar([("main.py", BOT * 1000)])[:-40], "not a readable tar archive"),
     "garbage.zip": (b"PK\x03\x04" + b"\xff" * 100, "not a readable zip archive"),
 }
@@ -128,6 +152,25 @@ def test_a_good_archive_unpacks_with_directories(tmp_path: Path) -> None:
     assert got.command == ["python3", "main.py"] and got.files == 2
     assert (tmp_path / "versions" / got.sha256 / "lib" / "util.py").read_bytes() == b"x = 1\n"
     assert [p.name for p in (tmp_path / "versions").iterdir()] == [got.sha256]
+
+
+def test_tars_made_by_gnu_tar_with_long_names_unpack(tmp_path: Path) -> None:
+    # Long names are where tar formats differ (a GNU long-name header, a PAX header):
+    # the header walk must follow both as tarfile does.
+    src = tmp_path / "src"
+    deep = src / ("d" * 120) / ("e" * 120)
+    deep.mkdir(parents=True)
+    (deep / ("f" * 100 + ".py")).write_bytes(b"x = 1\n")
+    (src / "main.py").write_bytes(BOT)
+    for fmt in ("gnu", "posix"):
+        archive = tmp_path / f"{fmt}.tar.xz"
+        subprocess.run(
+            ["tar", f"--format={fmt}", "-cJf", str(archive), "-C", str(src), "."], check=True
+        )
+        got = unpack(archive, archive.name, None, tmp_path / f"v-{fmt}", LIMITS)
+        assert got.files == 2 and got.command == ["python3", "main.py"], fmt
+        assert list((tmp_path / f"v-{fmt}" / got.sha256).rglob("f*.py")), fmt
+    assert not list(tmp_path.glob("*.tar.xz.tar")), "the decompressed tar was left behind"
 
 
 def test_compiled_source_is_not_run_by_an_interpreter(tmp_path: Path) -> None:

@@ -19,8 +19,10 @@ from __future__ import annotations
 import errno
 import hashlib
 import os
+import re
 import shlex
 import stat
+import struct
 import tarfile
 import tempfile
 import zipfile
@@ -55,6 +57,9 @@ COMPILED = {
 MAX_NAME_BYTES = 1024
 # One component of a name (the kernel's NAME_MAX).
 MAX_PART_BYTES = 255
+# The content of one PAX or GNU long-name header: tarfile reads it whole into
+# memory, so one declaring gigabytes (a few MB compressed) is refused before that.
+MAX_META_HEADER = 64 << 10
 # Scratch directories of uploads being unpacked, in the store (``versions/``).
 SCRATCH_PREFIX = "upload-"
 _CHUNK = 1 << 16
@@ -123,10 +128,15 @@ class _Plan:
         self.files: list[tuple[PurePosixPath, int, Callable[[], IO[bytes]], int]] = []
         self.declared = 0
 
-    def member(self, name: str) -> PurePosixPath:
+    def member(self, name: str, is_dir: bool = False) -> PurePosixPath | None:
+        """The member's checked name; None for the archive's own top directory
+        ("./", as ``tar -C DIR .`` writes it), which is nothing to make."""
         self.members += 1
         if self.members > 2 * self.limits.max_files:
             raise Refused(f"too many archive members: more than {2 * self.limits.max_files}")
+        if is_dir and name and not name.startswith("/") and set(name) <= {".", "/"}:
+            if all(part == "." for part in PurePosixPath(name).parts):
+                return None
         return _check_name(name, self.limits)
 
     def _dir(self, rel: PurePosixPath, name: str) -> None:
@@ -203,7 +213,9 @@ def _plan_tar(tar: tarfile.TarFile, plan: _Plan) -> None:
         m = tar.next()
         if m is None:
             return
-        rel = plan.member(m.name)
+        rel = plan.member(m.name, m.isdir())
+        if rel is None:
+            continue
         if m.issym() or m.islnk():
             raise Refused(f"archive member {m.name[:200]!r}: links are not allowed")
         if m.isdir():
@@ -229,7 +241,9 @@ def _plan_zip(archive: zipfile.ZipFile, plan: _Plan) -> None:
     if len(infos) > 2 * plan.limits.max_files:
         raise Refused(f"too many archive members: {len(infos)}, over {2 * plan.limits.max_files}")
     for info in infos:
-        rel = plan.member(info.filename)
+        rel = plan.member(info.filename, info.is_dir())
+        if rel is None:
+            continue
         mode = info.external_attr >> 16
         if stat.S_ISLNK(mode):
             raise Refused(f"archive member {info.filename[:200]!r}: links are not allowed")
@@ -271,13 +285,112 @@ def _one_line(exc: BaseException) -> str:
     return " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
 
 
+def _tar_cap(limits: Limits) -> int:
+    """The most bytes a tar within the limits can hold: its files, and for each of
+    its members a header, a long-name or PAX header and their padding, and the end."""
+    members = 2 * limits.max_files
+    return limits.max_unpacked + members * (MAX_META_HEADER + 4 * 512) + 20 * 512
+
+
+def _decompressed(source: Path, target: Path, limits: Limits) -> bool:
+    """Write the tar within a compressed upload to ``target`` (the caller removes
+    it), stopped at ``_tar_cap``: a stream that decompresses to more holds more than
+    the limits allow. False if the upload is not compressed."""
+    import bz2
+    import gzip
+    import lzma
+
+    with open(source, "rb") as f:
+        magic = f.read(6)
+    openers: dict[bytes, Any] = {b"\x1f\x8b": gzip.open, b"BZh": bz2.open, b"\xfd7zXZ": lzma.open}
+    opener = next((o for m, o in openers.items() if magic.startswith(m)), None)
+    if opener is None:
+        return False
+    cap = _tar_cap(limits)
+    written = 0
+    with opener(source, "rb") as src, open(target, "xb") as out:
+        while chunk := src.read(_CHUNK):
+            written += len(chunk)
+            if written > cap:
+                raise Refused(
+                    f"the archive unpacks to more than {limits.max_unpacked >> 20} MiB "
+                    "(stopped while decompressing)"
+                )
+            out.write(chunk)
+    return True
+
+
+def _tar_number(field: bytes) -> int:
+    """A tar header's number: octal text, or base-256 when the first bit is set."""
+    if field[0] & 0x80:
+        value = int.from_bytes(field[1:], "big")
+        return -value if field[0] == 0xFF else value
+    text = field.replace(b"\0", b" ").strip()
+    return int(text or b"0", 8)
+
+
+def _check_tar_headers(path: Path) -> None:
+    """Walk the (uncompressed) tar's headers as tarfile will, and refuse a long-name
+    or PAX header over ``MAX_META_HEADER`` before tarfile reads it into memory. A
+    header tarfile cannot read ends the walk: tarfile then says what is wrong."""
+    with open(path, "rb") as f:
+        size_override: int | None = None
+        while True:
+            block = f.read(512)
+            if len(block) < 512 or block == bytes(512):
+                return
+            try:
+                size = _tar_number(block[124:136])
+                checksum = _tar_number(block[148:156])
+            except ValueError:
+                return
+            # As tarfile computes it: the checksum field counted as spaces, the bytes
+            # unsigned or (some old tars) signed.
+            rest = block[:148] + block[156:]
+            unsigned = 256 + sum(rest)
+            signed = 256 + sum(struct.unpack("504b", rest))
+            if checksum not in (unsigned, signed):
+                return
+            kind = block[156:157]
+            if kind in (tarfile.XHDTYPE, tarfile.SOLARIS_XHDTYPE, tarfile.XGLTYPE) or kind in (
+                tarfile.GNUTYPE_LONGNAME,
+                tarfile.GNUTYPE_LONGLINK,
+            ):
+                if size > MAX_META_HEADER:
+                    raise Refused(
+                        f"an archive header of {size:,} bytes (a long name or PAX "
+                        f"header), over the limit of {MAX_META_HEADER >> 10} KiB"
+                    )
+                content = f.read(size)
+                f.seek(-size % 512, os.SEEK_CUR)
+                if kind in (tarfile.XHDTYPE, tarfile.SOLARIS_XHDTYPE):
+                    # It may give the next member's size (tarfile skips by that one).
+                    for match in re.finditer(rb"(?:^|\n)\d+ size=(\d+)\n", content):
+                        size_override = int(match[1])
+                continue
+            if size_override is not None:
+                size, size_override = size_override, None
+            if kind == tarfile.GNUTYPE_SPARSE:
+                extended = block[482]
+                while extended:
+                    more = f.read(512)
+                    if len(more) < 512:
+                        return
+                    extended = more[504]
+            if kind in tarfile.REGULAR_TYPES or kind not in tarfile.SUPPORTED_TYPES:
+                f.seek(size + (-size % 512), os.SEEK_CUR)
+
+
 def _unpack_archive(source: Path, root: Path, limits: Limits, budget: _Budget, kind: str) -> int:
     """Read, check, then write the archive's tree under ``root``; its file count."""
     plan = _Plan(limits)
     archive: Any = None
+    plain = source.with_name(source.name + ".tar")
     try:
         if kind == "tar":
-            archive = tarfile.open(source, mode="r:*")
+            tar = plain if _decompressed(source, plain, limits) else source
+            _check_tar_headers(tar)
+            archive = tarfile.open(tar, mode="r:")
             _plan_tar(archive, plan)
         else:
             archive = zipfile.ZipFile(source)
@@ -296,6 +409,7 @@ def _unpack_archive(source: Path, root: Path, limits: Limits, budget: _Budget, k
     finally:
         if archive is not None:
             archive.close()
+        plain.unlink(missing_ok=True)
     return len(plan.files)
 
 
