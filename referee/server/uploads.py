@@ -304,7 +304,7 @@ async def _upload(
         record.status = exc.status_code
         raise
     except BaseException:
-        if record.state in ("receiving", "checking"):
+        if record.state in ("receiving", "checking") and record.version is None:
             record.state = "lost"
             record.reason = "the server stopped before it answered"
         raise
@@ -327,22 +327,35 @@ def _latest_stored(site: Site, competitor: Competitor, bot: str | None) -> dict[
             newest = versions[-1]
     if newest is None:
         return None
-    state = {"validating": "checking", "active": "accepted", "refused": "refused"}
-    reason = None
-    if newest.reason:
-        try:
-            reason = msgspec.json.decode(newest.reason).get("message")
-        except (msgspec.DecodeError, AttributeError):
-            reason = newest.reason
+    state, reason = _stored_state(newest)
     created = calendar.timegm(time.strptime(newest.created, "%Y-%m-%dT%H:%M:%SZ"))
     return {
         "bot": newest.bot_name,
-        "state": state.get(newest.status, newest.status),
+        "state": state,
         "version": newest.number,
         "reason": reason,
         "status": None,
         "age_s": round(max(0.0, time.time() - created), 1),
     }
+
+
+def _stored_state(version: Version) -> tuple[str, str | None]:
+    """(state, reason) of a stored version: its validation decides."""
+    states = {"validating": "checking", "active": "accepted", "refused": "refused"}
+    reason = None
+    if version.reason:
+        try:
+            reason = str(msgspec.json.decode(version.reason).get("message"))
+        except (msgspec.DecodeError, AttributeError):
+            reason = version.reason
+    return states.get(version.status, version.status), reason
+
+
+def _stored_version(site: Site, competitor: Competitor, bot: str, number: int) -> Version | None:
+    found = site.store.bot_id(bot)
+    if found is None or found[1] != competitor.id:
+        return None
+    return next((v for v in site.store.versions_of(found[0]) if v.number == number), None)
 
 
 def routes(site: Site) -> list[Route]:
@@ -404,6 +417,12 @@ def routes(site: Site) -> list[Route]:
             upload = msgspec.to_builtins(record)
             upload["age_s"] = round(time.time() - record.started, 1)
             del upload["started"]
+            if record.version is not None:
+                # Stored: its version's validation decides, whether or not the
+                # answer reached the client.
+                version = _stored_version(site, competitor, record.bot, record.version)
+                if version is not None:
+                    upload["state"], upload["reason"] = _stored_state(version)
         else:
             upload = _latest_stored(site, competitor, bot)
         return JSONResponse({"upload": upload})
