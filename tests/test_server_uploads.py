@@ -374,7 +374,10 @@ def test_refusals_read_by_the_client_and_counted(server: Server, tmp_path: Path)
 
 def test_the_upload_form_is_received_the_same_way(server: Server) -> None:
     browser = httpx.Client(base_url=server.url, timeout=30)
-    assert browser.post("/signup", data={"name": "frank-up"}).status_code == 200
+    signup = re.search(r'name="csrf" value="([0-9a-f]+)"', browser.get("/signup").text)
+    assert signup is not None
+    r = browser.post("/signup", data={"name": "frank-up", "csrf": signup[1]})
+    assert r.status_code == 200, r.text
     me = browser.get("/me")
     found = re.search(r'name="csrf" value="([0-9a-f]+)"', me.text)
     assert found is not None, me.text

@@ -25,6 +25,7 @@ from starlette.responses import JSONResponse, Response
 
 from . import accounts, api, pages, uploads
 from .context import Site
+from .sessions import security_headers
 
 __all__ = ["Site", "build_app", "warm_up"]
 
@@ -50,8 +51,8 @@ def build_app(site: Site) -> Any:
                 code=exc.status_code,
                 detail=exc.detail,
             )
-        for key, value in (exc.headers or {}).items():  # Retry-After, for one
-            response.headers[key] = value
+        for name, value in (exc.headers or {}).items():
+            response.headers[name] = value  # Retry-After of a 429
         if _carries_body(request):
             # A refusal may come before the body was read (a bad token, a declared size
             # over the limit). The server then closes the connection, as it cannot find
@@ -72,7 +73,7 @@ def build_app(site: Site) -> Any:
         if not await site.send_cached(scope, send):
             await application(scope, receive, send)
 
-    return app
+    return security_headers(app)
 
 
 def _carries_body(request: Request) -> bool:

@@ -40,6 +40,7 @@ from .context import HOUR, Site, route
 from .db import Competitor, NameTaken, Version
 from .intake import SCRATCH_PREFIX, Limits, Refused, unpack
 from .names import name_problem
+from .sessions import same_origin, too_many
 
 # Room for the upload form's other fields and the multipart framing, on top of the file.
 FORM_OVERHEAD = 16 << 10
@@ -115,11 +116,8 @@ def _count_attempt(site: Site, competitor: Competitor) -> None:
     (refused for its size, rate, archive or validation, or accepted), it counts."""
     per_hour = site.cfg.submissions.per_hour
     if not site.store.note_request(competitor.id, "upload", per_hour, HOUR):
-        raise HTTPException(
-            429,
-            f"upload limit reached: {per_hour} per hour (refused uploads count too)",
-            headers={"Retry-After": str(int(HOUR / per_hour) + 1)},
-        )
+        wait = site.store.request_wait(competitor.id, "upload", per_hour, HOUR)
+        raise too_many(f"upload limit reached: {per_hour} per hour (refused ones count too)", wait)
 
 
 async def read_body(request: Request, limit: int, seconds: float) -> bytes:
@@ -364,11 +362,13 @@ def routes(site: Site) -> list[Route]:
 
     async def me_upload(site: Site, request: Request) -> Response:
         me = site.sessions.required(request)
+        if not same_origin(request):  # before it counts toward the owner's budget
+            raise HTTPException(403, "a form posted from another site is refused")
         limit = sub.max_upload_kib << 10
 
         async def handle(body: Path, record: UploadRecord) -> Response:
             form = await _read_form(request, body)
-            site.sessions.check_csrf(request, form)
+            site.sessions.check_form(request, form)
             upload = form.get("file")
             if not isinstance(upload, UploadFile):
                 raise HTTPException(400, "choose a file to upload")
