@@ -18,7 +18,7 @@ from referee.server import app as server_app
 from referee.server.command import seed_samples
 from referee.server.config import load_competition
 from referee.server.db import Store
-from referee.server.display import PROVISIONAL_GAMES, age, score
+from referee.server.display import PROVISIONAL_GAMES, age, score, score_pair, signed
 from referee.server.ladder import Ladder
 
 
@@ -167,3 +167,5 @@ def test_ages_and_scores_for_people() -> None:
         "-0.100",
         "",
     ]
+    assert score_pair([-0.0512, 0.0]) == "-0.051 : 0.000" and score_pair([12.0, 3]) == "12 : 3"
+    assert [signed(x) for x in (-0.3, 0.4, 12.6, -131.2)] == ["+0", "+0", "+13", "-131"]

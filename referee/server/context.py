@@ -62,8 +62,7 @@ class Site:
             trim_blocks=True,
             lstrip_blocks=True,
         )
-        self.env.filters["signed"] = lambda x: f"{x:+.0f}"
-        self.env.filters.update(display.FILTERS)
+        self.env.filters.update(display.FILTERS)  # signed, age, score, score_pair
         self.env.tests.update(display.TESTS)
         self.env.globals["provisional_games"] = display.PROVISIONAL_GAMES
 

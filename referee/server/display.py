@@ -62,5 +62,19 @@ def has_interval(entry: Any) -> bool:
     return bool(high - low >= 1)
 
 
-FILTERS = {"age": age, "score": score}
+def score_pair(values: list[Any]) -> str:
+    """Two seats' scores, "a : b", in one form: whole numbers only if both are."""
+    if all(isinstance(v, int | float) and float(v).is_integer() for v in values):
+        return " : ".join(str(int(v)) for v in values)
+    return " : ".join(
+        f"{v:.{SCORE_DECIMALS}f}" if isinstance(v, int | float) else score(v) for v in values
+    )
+
+
+def signed(value: float) -> str:
+    """A rating as "+12" or "-3"; one that rounds to zero is "+0", never "-0"."""
+    return f"{round(value) + 0:+d}"
+
+
+FILTERS = {"age": age, "score": score, "score_pair": score_pair, "signed": signed}
 TESTS = {"provisional": provisional, "with_interval": has_interval}
