@@ -34,6 +34,21 @@ def public_command(argv: list[Any]) -> list[Any]:
     return [os.path.basename(a) if isinstance(a, str) and "/" in a else a for a in argv]
 
 
+def without_paths(value: Any) -> Any:
+    """JSON data (a tournament's results, say) with every bot's command (an
+    ``argv`` or ``command`` list) cut as ``public_command`` cuts it."""
+    if isinstance(value, dict):
+        return {
+            k: public_command(v)
+            if k in ("argv", "command") and isinstance(v, list)
+            else without_paths(v)
+            for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [without_paths(v) for v in value]
+    return value
+
+
 def _public_header(header: dict[str, Any]) -> dict[str, Any]:
     for bot in header.get("bots") or []:
         if isinstance(bot, dict) and isinstance(bot.get("command"), list):

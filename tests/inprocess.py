@@ -55,11 +55,12 @@ def run(main: Callable[[], Awaitable[T]]) -> T:
 
 
 def csrf_of(page: str) -> str:
+    """The CSRF token of the page's form ("" if it has none: the tests then see the
+    server refuse or take the form, which is what they check)."""
     import re
 
     found = re.search(r'name="csrf" value="([0-9a-f]+)"', page)
-    assert found is not None, page
-    return found[1]
+    return found[1] if found else ""
 
 
 async def sign_up(client: httpx.AsyncClient, name: str) -> str:

@@ -54,7 +54,7 @@ def public_paths(mids: list[int]) -> list[str]:
 
 def test_no_public_route_shows_a_bots_stderr_or_the_servers_paths(tmp_path: Path) -> None:
     data = tmp_path / "data"
-    secret_bits = [MARKER.encode(), str(data).encode(), str(tmp_path).encode()]
+    secret_bits = [MARKER.encode(), str(data).encode(), str(tmp_path).encode(), str(ROOT).encode()]
 
     async def main() -> None:
         executor = ProcessExecutor(1, data / "workers", share_cpus=False)

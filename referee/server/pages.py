@@ -131,8 +131,8 @@ async def me_page(site: Site, request: Request) -> Response:
 async def me_log(site: Site, request: Request) -> Response:
     store = site.store
     me = site.sessions.required(request)
-    row = store.match(int(request.path_params["mid"]))
-    seat = int(request.path_params["seat"])
+    mid, seat = request.path_params["mid"], request.path_params["seat"]
+    row = store.match(mid) if 0 < mid < 1 << 62 else None
     if row is None or seat not in (0, 1):
         raise HTTPException(404, "no such match")
     version = store.version(row.version0 if seat == 0 else row.version1)

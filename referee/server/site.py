@@ -43,28 +43,11 @@ def _safe_id(mid: str) -> bool:
     return bool(mid) and all(c.isalnum() or c in "-_." for c in mid) and ".." not in mid
 
 
-def _without_paths(value: Any) -> Any:
-    """The tournament's results with each bot's command cut to file names (the
-    paths it ran from on the organiser's machine are no reader's business)."""
-    from ..replay_public import public_command
-
-    if isinstance(value, dict):
-        return {
-            k: public_command(v)
-            if k in ("argv", "command") and isinstance(v, list)
-            else _without_paths(v)
-            for k, v in value.items()
-        }
-    if isinstance(value, list):
-        return [_without_paths(v) for v in value]
-    return value
-
-
 def render_site(tournament: Path, out: Path) -> int:
     """Write the pages; returns the number of match pages written."""
     from ..errors import ReplayError
     from ..html_report import render_html
-    from ..replay_public import write_public_replay
+    from ..replay_public import without_paths, write_public_replay
     from ..replay_view import load_view
 
     results = tournament / "results.json"
@@ -108,7 +91,7 @@ def render_site(tournament: Path, out: Path) -> int:
         .render(t=summary, match_link=lambda mid: links.get(str(mid)))
     )
     (out / "index.html").write_text(html, encoding="utf-8")
-    (out / "results.json").write_text(json.dumps(_without_paths(summary), indent=1) + "\n")
+    (out / "results.json").write_text(json.dumps(without_paths(summary), indent=1) + "\n")
     return sum(1 for v in links.values() if v.startswith("matches/"))
 
 
