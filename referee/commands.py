@@ -167,12 +167,11 @@ def run_match(args: argparse.Namespace) -> int:
         if not show:
             return await play_match(specs, cfg)
         # rich is imported only when something is drawn: it costs start-up time.
-        from rich.console import Console
-
         from .match import make_game
+        from .terminal import output_console
         from .ui import LiveProgress
 
-        console = Console(stderr=True)
+        console = output_console(stderr=True)
 
         game = make_game(cfg, len(specs))
         with LiveProgress(console, game.length(), labels, game.step_word) as live:
@@ -186,14 +185,13 @@ def run_match(args: argparse.Namespace) -> int:
         raise CliError(str(exc), EXIT_INTERNAL) from None
     layer = outcome.header.containment.get("layer")
     if show:
-        from rich.console import Console
-
         from .explain import seat_notes
+        from .terminal import output_console
         from .ui import result_table, winner_line
 
-        out = Console()
+        out = output_console()
         if layer == "basic":
-            Console(stderr=True).print(
+            output_console(stderr=True).print(
                 "[bold red]warning:[/] bots ran with basic containment only "
                 "(no network or filesystem isolation)"
             )
@@ -256,8 +254,9 @@ def run_bots(args: argparse.Namespace) -> int:
         ]
         print(msgspec.json.encode(rows).decode())
         return EXIT_OK
-    from rich.console import Console
     from rich.table import Table
+
+    from .terminal import output_console
 
     table = Table(title="Sample bots (use the name as a BOT argument)")
     for col in ("name", "language", "games", "idea"):
@@ -265,7 +264,7 @@ def run_bots(args: argparse.Namespace) -> int:
     for b in bots:
         name = b.name if b.available() else f"{b.name} (run 'make bots')"
         table.add_row(name, b.language, ", ".join(b.games), b.idea)
-    Console().print(table)
+    output_console().print(table)
     return EXIT_OK
 
 

@@ -261,9 +261,9 @@ def run(args: argparse.Namespace) -> int:
         return summarize(prefix, cfg, precision, max_rounds).complete
 
     show = not args.quiet and not args.json
-    from rich.console import Console
+    from .terminal import output_console
 
-    err = Console(stderr=True)
+    err = output_console(stderr=True)
     live = show and err.is_terminal
     if show:
         err.print(
@@ -297,9 +297,9 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(msgspec.json.encode(summary).decode() + "\n")
         return EXIT_OK
     if show:
-        from rich.console import Console
+        from .terminal import output_console
 
-        Console().print(_table(summary, session))
+        output_console().print(_table(summary, session))
         if summary.faults:
             err.print(f"faults of {summary.bot}: {summary.faults}", highlight=False)
         err.print(f"replays and summary.json in {session.out_dir}/", highlight=False)

@@ -570,10 +570,11 @@ def run_session(
 
 
 async def _live(render: Callable[[], Any]) -> None:
-    from rich.console import Console
     from rich.live import Live
 
-    console = Console(stderr=True)
+    from .terminal import output_console
+
+    console = output_console(stderr=True)
     with Live(render(), console=console, refresh_per_second=4, transient=False) as live:
         while True:
             await trio.sleep(0.25)

@@ -315,9 +315,9 @@ def run(args: argparse.Namespace) -> int:
         return decision(_counts(prefix), params)[0] is not None
 
     show = not args.quiet and not args.json
-    from rich.console import Console
+    from .terminal import output_console
 
-    err = Console(stderr=True)
+    err = output_console(stderr=True)
     live = show and err.is_terminal
     if show:
         err.print(

@@ -67,6 +67,7 @@ LONGEST_FIRST = (
     "test_stats.py",
     "test_sprt_estimates.py",
     "test_viewer.py",
+    "test_server_uploads.py",
 )
 
 

@@ -13,6 +13,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from ..replay_public import without_paths
+from . import display
 from .context import HOUR, Site, cached, route
 from .db import Competitor, MatchRow
 from .sessions import too_many
@@ -26,7 +27,12 @@ def leaderboard_json(site: Site) -> dict[str, Any]:
         "game": site.cfg.game,
         "frozen": ladder.frozen,
         "finals": site.finals["status"] if site.finals else None,
-        "entries": [msgspec.to_builtins(e) for e in ladder.leaderboard],
+        # Exact values; "provisional": fewer games than a rank range needs (the pages).
+        "entries": [
+            {**msgspec.to_builtins(e), "provisional": display.provisional(e)}
+            for e in ladder.leaderboard
+        ],
+        "provisional_games": display.PROVISIONAL_GAMES,
         "matches": ladder.counts(),
     }
 
@@ -144,6 +150,11 @@ async def challenge(site: Site, competitor: Competitor, bot: str, opponent: str)
         requested_by=competitor.id,
         status="queued",
     )
+    # The seed it will be played with, as a ladder match's (shown on its page).
+    from ..match import derive_seed
+
+    seed = derive_seed(site.ladder.seed, "match", mid)
+    store.conn.execute("UPDATE matches SET seed = ? WHERE id = ?", (seed, mid))
     site.ladder._wake()
     return {"match": mid, "status": "queued", "url": f"/matches/{mid}"}
 
@@ -188,7 +199,9 @@ async def api_bot(site: Site, request: Request) -> Response:
 async def api_challenge(site: Site, request: Request) -> Response:
     competitor = site.sessions.bearer(request)
     try:
-        body = json.loads(await read_body(request, 4096) or b"{}")
+        body = json.loads(
+            await read_body(request, 4096, site.cfg.submissions.body_grace_s) or b"{}"
+        )
     except ValueError:
         raise HTTPException(400, 'the body must be JSON: {"bot": ..., "opponent": ...}') from None
     if not isinstance(body, dict):

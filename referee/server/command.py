@@ -201,6 +201,11 @@ def _serve(store: Any, cfg: Any, data_dir: Path, args: argparse.Namespace) -> in
     else:
         seed = int(seed_text)
     seed_samples(store, cfg)
+    # What uploads being received or unpacked left when the server was killed.
+    from .intake import sweep_scratch
+
+    for scratch in ("versions", "uploads"):
+        sweep_scratch(data_dir / scratch)
     jobs = args.jobs or cfg.ladder.parallel or usable_cpus()
     cluster = _cluster_executor(args.cluster or cfg.cluster, args.jobs)
 

@@ -48,6 +48,12 @@ class SubmissionConfig(_Strict):
     max_unpacked_mib: int = 64  # bytes of every file unpacked, together
     per_hour: int = 12  # uploads per competitor per hour
     challenges_per_hour: int = 6  # challenge matches per competitor per hour
+    in_flight: int = 8  # uploads received, unpacked or validated at once, everyone's
+    in_flight_each: int = 2  # the same, one competitor's
+    # An upload's body must arrive at this average rate once body_grace_s have passed
+    # (a body trickled in to hold the server's resources is dropped, a 408).
+    min_rate_kib: int = 8
+    body_grace_s: float = 10.0
 
 
 class CompetitionConfig(_Strict):
@@ -90,8 +96,21 @@ def validate_competition(cfg: CompetitionConfig) -> None:
             f"registration.mode must be 'open' or 'invite', not {cfg.registration.mode!r}"
         )
     sub = cfg.submissions
-    if min(sub.max_upload_kib, sub.max_files, sub.max_unpacked_mib, sub.per_hour) < 1:
+    if (
+        min(
+            sub.max_upload_kib,
+            sub.max_files,
+            sub.max_unpacked_mib,
+            sub.per_hour,
+            sub.in_flight,
+            sub.in_flight_each,
+            sub.min_rate_kib,
+        )
+        < 1
+    ):
         raise ConfigError("submissions: every limit must be at least 1")
+    if not sub.body_grace_s > 0:
+        raise ConfigError("submissions.body_grace_s must be > 0")
     from ..tournament.config import FINALISTS_CHOICES, check_replay_format
 
     check_replay_format(cfg.replay_format)

@@ -5,6 +5,7 @@ the config, the page templates and the cache of public pages (``Site``), and
 from __future__ import annotations
 
 import hashlib
+import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
 
 from ..step_report import verify_summary
+from . import display
 from .config import CompetitionConfig
 from .db import MatchRow, Store, Version
 from .ladder import Ladder
@@ -26,6 +28,9 @@ HOUR = 3600.0
 # At most this many pages are kept for one ladder generation (any query string is a
 # page of its own: the bound keeps odd queries from filling the memory).
 CACHE_PAGES = 2000
+# Pages say how long ago things happened ("3 min ago"): a page is made again at least
+# this often even when the ladder is idle.
+CACHE_SECONDS = 60.0
 
 Handler = Callable[["Site", Request], Awaitable[Response]]
 
@@ -46,6 +51,7 @@ class Site:
         # path and query -> (body, content type, ETag). See ``Site.cached``.
         self.cache: dict[str, tuple[bytes, bytes, bytes]] = {}
         self.cache_generation = -1
+        self.cache_started = time.monotonic()
         # Matches whose replay is being verified, so readers who ask at once wait for
         # that one check instead of each starting their own (see ``replay_check``).
         self.verifying: dict[int, trio.Event] = {}
@@ -56,14 +62,22 @@ class Site:
             trim_blocks=True,
             lstrip_blocks=True,
         )
-        self.env.filters["signed"] = lambda x: f"{x:+.0f}"
+        self.env.filters.update(display.FILTERS)  # signed, age, score, score_pair
+        self.env.tests.update(display.TESTS)
+        self.env.globals["provisional_games"] = display.PROVISIONAL_GAMES
 
     # -- the cache of public pages ------------------------------------------------
 
     def _current_cache(self) -> dict[str, tuple[bytes, bytes, bytes]]:
-        if self.cache_generation != self.ladder.generation or len(self.cache) >= CACHE_PAGES:
+        now = time.monotonic()
+        if (
+            self.cache_generation != self.ladder.generation
+            or len(self.cache) >= CACHE_PAGES
+            or now - self.cache_started > CACHE_SECONDS
+        ):
             self.cache.clear()
             self.cache_generation = self.ladder.generation
+            self.cache_started = now
         return self.cache
 
     @staticmethod

@@ -33,7 +33,9 @@ def environment() -> Any:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.filters["signed"] = lambda x: f"{x:+.0f}"
+    from .display import signed
+
+    env.filters["signed"] = signed  # as the server's pages: never "-0"
     return env
 
 

@@ -448,8 +448,8 @@ def _play(
     replay_format: str = DEFAULT_LEAGUE_FORMAT,
 ) -> int:
     import trio
-    from rich.console import Console
 
+    from ..terminal import output_console
     from .dashboard import (
         Dashboard,
         bracket_table,
@@ -462,7 +462,7 @@ def _play(
     from .runner import Runner
     from .standings import rank_pool
 
-    console = Console(stderr=True)
+    console = output_console(stderr=True)
     show = not args.quiet and not args.json
 
     idle_poll = not args.no_idle_poll and idle_poll_for(jobs, executor is not None)
@@ -542,7 +542,7 @@ def _play(
         wall,
     )
     if show:
-        out = Console()
+        out = output_console()
         out.print(standings_table(standings, f"{resolved.name}: pool standings"))
         out.print(cross_table_view(standings, runner.pool_played()))
         if runner.bracket is not None and runner.bracket.rounds:
@@ -613,15 +613,14 @@ def _finish_tables(
     cpu: dict[str, Any],
 ) -> int:
     """Exports and summary of a table league (a game of more than two players)."""
-    from rich.console import Console
-
+    from ..terminal import output_console
     from .dashboard import shown, table_standings_table
     from .export import write_table_exports
 
     standings = runner.table_standings()
     summary = write_table_exports(out_dir, resolved, standings, runner.store.finished(), wall)
     if show:
-        out = Console()
+        out = output_console()
         out.print(table_standings_table(standings, f"{resolved.name}: standings"))
         for s in standings:
             if s.faults:
