@@ -6,6 +6,7 @@ import argparse
 import contextlib
 import hashlib
 import json
+import os
 import signal
 import sys
 from collections.abc import Iterator
@@ -138,6 +139,30 @@ def seed_samples(store: Any, cfg: Any) -> None:
         store.add_version(entry.name, None, sha, argv, "active")
 
 
+def use_scratch(data_dir: Path) -> None:
+    """Sweep what a killed server of ``data_dir`` left, then make this data
+    directory's scratch directory the temporary directory of every match worker
+    (they inherit the environment) and of this process (see housekeeping)."""
+    import tempfile
+
+    from .housekeeping import sweep
+
+    try:
+        killed, removed = sweep(data_dir)
+    except OSError as exc:
+        raise CliError(f"cannot clean {data_dir}: {exc.strerror or exc}") from None
+    if killed or removed:
+        print(
+            f"referee serve: removed what a stopped server left: {killed} bot processes, "
+            f"{removed} scratch directories",
+            flush=True,
+        )
+    from .housekeeping import scratch_root
+
+    os.environ["TMPDIR"] = str(scratch_root(data_dir))
+    tempfile.tempdir = None  # read TMPDIR again
+
+
 def run(args: argparse.Namespace) -> int:
     from .config import load_competition
     from .db import NameTaken, Store
@@ -184,6 +209,7 @@ def _serve(store: Any, cfg: Any, data_dir: Path, args: argparse.Namespace) -> in
     from ..match import random_seed
     from ..tournament.command import _cluster_executor, usable_cpus
     from ..tournament.executor import ProcessExecutor
+    from . import moderation
     from .app import Site, build_app, warm_up
     from .finals import load_finished, run_finals
     from .ladder import Ladder
@@ -192,6 +218,7 @@ def _serve(store: Any, cfg: Any, data_dir: Path, args: argparse.Namespace) -> in
         sandbox.choose_layer(cfg.limits.sandbox)
     except (sandbox.SandboxError, ValueError) as exc:
         raise CliError(f"containment: {exc}") from None
+    use_scratch(data_dir)
     seed_text = store.get("seed")
     if seed_text is None:
         seed = cfg.seed if cfg.seed is not None else random_seed()
@@ -240,6 +267,7 @@ def _serve(store: Any, cfg: Any, data_dir: Path, args: argparse.Namespace) -> in
                 for bind in binds:
                     print(f"referee serve: {cfg.name} on {bind}", flush=True)
                 nursery.start_soon(ladder.run)
+                nursery.start_soon(moderation.watch, site)
                 if args.finals or finals_state == "started":
                     if finals_state == "complete":
                         print("referee serve: the finals are already complete", flush=True)

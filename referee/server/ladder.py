@@ -24,6 +24,7 @@ from ..replay import replay_suffix
 from ..tournament.config import match_settings
 from ..tournament.executor import Executor, MatchFailed
 from ..tournament.worker import Job
+from . import moderation
 from .config import CompetitionConfig
 from .db import Store, Version
 from .matchmaking import Rated, choose_pair, rate
@@ -50,6 +51,9 @@ class Entry(msgspec.Struct):
     draws: int
     losses: int
     faults: int
+    # Taken off the ladder by the organiser (``referee admin disable``): it plays no
+    # match; its rating stands on the matches it played.
+    disabled: bool = False
 
 
 def version_dir(data_dir: Path, sha256: str) -> Path:
@@ -179,6 +183,7 @@ class Ladder:
             # rate() keeps the results between current versions only.
             rated = await trio.to_thread.run_sync(rate, ids, list(self.results))
             by_id = {v.id: v for v in current}
+            disabled = moderation.disabled_versions(self.store.conn)
             order = sorted(
                 rated, key=lambda r: (-r.rating, r.games == 0, by_id[r.version].bot_name)
             )
@@ -203,6 +208,7 @@ class Ladder:
                         draws=r.draws,
                         losses=r.losses,
                         faults=r.faults,
+                        disabled=v.id in disabled,
                     )
                 )
             self.rated, self.leaderboard = rated, board
@@ -237,9 +243,15 @@ class Ladder:
             await self.validate(version)
 
     def _next_ladder_match(self) -> int | None:
-        """A queued (interrupted) ladder or challenge match, else a new pairing."""
+        """A queued (interrupted) ladder or challenge match, else a new pairing.
+        Versions the organiser disabled are never picked (read afresh each time:
+        ``referee admin`` changes them from another process)."""
+        unavailable = self.busy | moderation.disabled_versions(self.store.conn)
         for row in self.store.matches(status="queued", limit=50, ascending=True):
-            if row.kind in ("ladder", "challenge") and not {row.version0, row.version1} & self.busy:
+            if (
+                row.kind in ("ladder", "challenge")
+                and not {row.version0, row.version1} & unavailable
+            ):
                 self.store.set_match_status(row.id, "running")
                 return row.id
         if self.frozen:
@@ -250,7 +262,7 @@ class Ladder:
             self.cfg.ladder.random_share,
             self.cfg.ladder.settled_width,
             self.last_pair,
-            frozenset(self.busy),
+            frozenset(unavailable),
         )
         if pair is None:
             return None

@@ -23,6 +23,9 @@ from ..outcome import MatchOutcome
 from .worker import SPREAD, Job, Reply, worker_command, worker_popen_args
 
 MAX_ATTEMPTS = 3  # runs of one match before the tournament gives up on it
+# How long a worker asked to abandon its match may take to stop its bots and exit
+# before it is killed (it takes milliseconds unless the machine is swamped).
+STOP_GRACE_S = 5.0
 
 
 class MatchFailed(Exception):
@@ -162,6 +165,21 @@ class ProcessExecutor:
         reply, w.buf = w.buf.split(b"\n", 1)
         return reply
 
+    async def _stop(self, w: _Worker) -> None:
+        """End the worker's match and the worker: its stdin is closed (it abandons
+        the match, stopping the bots as a match stops them, and exits), then it is
+        killed if it has not exited within STOP_GRACE_S."""
+        proc = w.proc
+        with trio.CancelScope(shield=True):
+            if proc is not None and proc.stdin is not None:
+                try:
+                    await proc.stdin.aclose()
+                except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+                    pass
+                with trio.move_on_after(STOP_GRACE_S):
+                    await proc.wait()
+            await self._reap(w)
+
     async def _reap(self, w: _Worker) -> None:
         proc = w.proc
         w.proc = None
@@ -201,10 +219,13 @@ class ProcessExecutor:
                 f"(see {self.log_dir / f'worker-{w.index + 1}.log'})"
             )
         except BaseException as exc:
-            # Cancelled (Ctrl-C, another match failed) in the middle of a match: the
-            # worker is busy with a match nobody will read, so it is replaced.
+            # Cancelled (Ctrl-C, a server's SIGTERM, another match failed) in the middle
+            # of a match: the worker is busy with a match nobody will read, so it is
+            # replaced. It is asked to abandon the match first, which stops the bots
+            # and removes their scratch directories; killed at once, it could leave
+            # both behind (a sandbox half set up has no parent left to end it).
             if w.job is not None and not isinstance(exc, MatchFailed):
-                await self._reap(w)
+                await self._stop(w)
             raise
         finally:
             w.job, w.since, w.confined = None, None, False
