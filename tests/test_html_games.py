@@ -257,7 +257,7 @@ def test_a_cut_or_edited_replay_still_gets_a_report(tmp_path: Path) -> None:
 
 
 def test_the_servers_match_viewer_draws_every_games_report() -> None:
-    from referee.server.app import _viewer_html
+    from referee.server.pages import viewer_html as _viewer_html
 
     fixtures = ROOT / "tests" / "fixtures" / "replays"
     expected = {

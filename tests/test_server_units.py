@@ -15,6 +15,7 @@ import trio
 import trio.testing
 
 from referee.server import app as server_app
+from referee.server import context as server_context
 from referee.server.db import Store
 from referee.server.matchmaking import UNRATED_WIDTH, Rated, choose_pair, rate
 from referee.tournament.schedule import Played
@@ -117,7 +118,7 @@ def test_readers_of_one_match_share_its_replay_check(
             checked.append(path)
         return "OK: checked"
 
-    monkeypatch.setattr(server_app, "verify_summary", slow_check)
+    monkeypatch.setattr(server_context, "verify_summary", slow_check)
     site: Any = server_app.Site(store, None, None, tmp_path)  # type: ignore[arg-type]
     answers: list[str] = []
 
