@@ -76,6 +76,15 @@ def configure(p: argparse.ArgumentParser) -> None:
         help="freeze the ladder and play the finals on the current versions (the ladder "
         "stays frozen; a restart carries on with unfinished finals)",
     )
+    p.add_argument(
+        "--trust-proxy",
+        metavar="ADDR",
+        action="append",
+        default=[],
+        help="a reverse proxy's IP address: requests from it are taken to come from the "
+        "last address in their X-Forwarded-For, by the scheme in X-Forwarded-Proto "
+        "(repeatable; from anyone else those headers are ignored)",
+    )
     add_replay_format_argument(p)
     p.add_argument(
         "--add-competitor",
@@ -211,6 +220,12 @@ def _serve(store: Any, cfg: Any, data_dir: Path, args: argparse.Namespace) -> in
     from ..tournament.executor import ProcessExecutor
     from . import moderation
     from .app import Site, build_app, warm_up
+    from .proxy import forwarded, parse_addresses
+
+    try:
+        trusted = parse_addresses(args.trust_proxy)
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
     from .finals import load_finished, run_finals
     from .ladder import Ladder
 
@@ -247,7 +262,7 @@ def _serve(store: Any, cfg: Any, data_dir: Path, args: argparse.Namespace) -> in
         finals_state = store.get("finals")
         if finals_state == "complete":
             load_finished(site, data_dir)
-        app = build_app(site)
+        app = forwarded(build_app(site), trusted)
         hconfig = http_config(args.host, args.port)
         try:
             async with trio.open_nursery() as nursery:

@@ -24,12 +24,22 @@ from ..replay import replay_suffix
 from ..tournament.config import match_settings
 from ..tournament.executor import Executor, MatchFailed
 from ..tournament.worker import Job
-from . import moderation
+from . import metrics, moderation
 from .config import CompetitionConfig
 from .db import Store, Version
 from .matchmaking import Rated, choose_pair, rate
 
 STDERR_TAIL = 2000  # characters of a refused bot's stderr shown in the refusal
+
+
+class ServerStopping(Exception):
+    """The server stopped before a version's validation match was over."""
+
+    def __init__(self, number: int) -> None:
+        super().__init__(
+            f"the server is stopping: version {number} is stored and is validated "
+            "when the server starts again"
+        )
 
 
 class Entry(msgspec.Struct):
@@ -110,6 +120,9 @@ class Ladder:
         self._refresh_lock = trio.Lock()
         self._counts: tuple[int, dict[str, int]] | None = None
         self._base = self._match_config_base()
+        self._nursery: trio.Nursery | None = None  # the ladder's tasks, once it runs
+        # Validation matches waiting for a worker wait here, so the wait is measured.
+        self._validation_slots = trio.Semaphore(max(1, validator.size))
 
     # -- jobs ------------------------------------------------------------------
 
@@ -147,10 +160,12 @@ class Ladder:
             raise MatchFailed(str(exc)) from None
         self.store.set_match_status(mid, "running")
         self.generation += 1
+        labels = [b["label"] for b in job.bots]
         try:
             outcome = await (executor or self.executor).submit(job)
-        except MatchFailed:
+        except MatchFailed as exc:
             self.store.set_match_status(mid, "failed")
+            metrics.match_finished(mid, row.kind, "failed", labels, None, reason=str(exc))
             raise
         if outcome.replay:
             final = self.dir / "replays" / f"m{mid}{replay_suffix(self.cfg.replay_format)}"
@@ -158,6 +173,7 @@ class Ladder:
             # Relative to the data directory, which may be moved or restored elsewhere.
             outcome.replay = os.path.relpath(final, self.dir)
         self.store.record_match(mid, outcome)
+        metrics.match_finished(mid, row.kind, "done", labels, outcome.wall_s, outcome.winner)
         if row.kind == "ladder" and self.results is not None:
             s0, s1 = outcome.seats
             self.results.append(
@@ -233,6 +249,7 @@ class Ladder:
         self.store.requeue_interrupted()
         await self.refresh()
         async with trio.open_nursery() as nursery:
+            self._nursery = nursery
             nursery.start_soon(self._revalidate)
             for _ in range(self.parallel()):
                 nursery.start_soon(self._feed)
@@ -325,6 +342,36 @@ class Ladder:
                 return v
         return None
 
+    async def validate_detached(self, version: Version) -> dict[str, Any]:
+        """``validate`` run among the ladder's own tasks, for a request to wait on:
+        the client hanging up does not cut the validation short, and the server
+        stopping does (the version stays "validating" and is validated when the
+        server starts again: ``_revalidate``). ServerStopping if it stopped first."""
+        nursery = self._nursery
+        if nursery is None:  # the ladder is not running (yet)
+            result: dict[str, Any] = {}
+            with trio.CancelScope(shield=True):
+                result = await self.validate(version)
+            return result
+        done = trio.Event()
+        box: dict[str, Any] = {}
+
+        async def job() -> None:
+            try:
+                box["result"] = await self.validate(version)
+            except Exception as exc:  # handed to the request, not the ladder's nursery
+                box["error"] = exc
+            finally:
+                done.set()
+
+        nursery.start_soon(job)
+        await done.wait()
+        if "error" in box:
+            raise box["error"]
+        if "result" not in box:
+            raise ServerStopping(version.number)
+        return dict(box["result"])
+
     async def validate(self, version: Version) -> dict[str, Any]:
         """Play the validation match of a new version against a sample bot (short,
         the real limits) and activate or refuse the version. Returns the verdict."""
@@ -343,7 +390,10 @@ class Ladder:
         seed = derive_seed(self.seed, "match", mid)
         self.store.conn.execute("UPDATE matches SET seed = ? WHERE id = ?", (seed, mid))
         try:
-            outcome = await self.play(mid, self.validator)
+            waiting_since = time.monotonic()
+            async with self._validation_slots:  # the validator's workers, all busy?
+                metrics.observe_validation_wait(time.monotonic() - waiting_since)
+                outcome = await self.play(mid, self.validator)
         except MatchFailed as exc:
             result: dict[str, Any] = {
                 "ok": False,

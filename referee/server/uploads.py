@@ -16,6 +16,7 @@ from starlette.routing import Route
 from .context import HOUR, Site, route
 from .db import Competitor, NameTaken
 from .intake import Limits, Refused, unpack
+from .ladder import ServerStopping
 from .names import name_problem
 
 
@@ -66,10 +67,12 @@ async def submit(
     except NameTaken as exc:
         raise HTTPException(403, str(exc)) from None
     site.ladder.touch()  # the bot's page lists the new version, being validated
-    # Shielded: a client that hangs up does not cut the validation short (the
-    # version would wait for a restart to be validated).
-    with trio.CancelScope(shield=True):
-        result = await site.ladder.validate(version)
+    # A client that hangs up does not cut the validation short; a server that stops
+    # does (the version is validated when it starts again).
+    try:
+        result = await site.ladder.validate_detached(version)
+    except ServerStopping as exc:
+        raise HTTPException(503, str(exc)) from None
     answer = {
         "accepted": bool(result.get("ok")),
         "bot": name,
