@@ -10,6 +10,7 @@ import os
 import signal
 import sys
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -266,11 +267,16 @@ def _serve(store: Any, cfg: Any, data_dir: Path, args: argparse.Namespace) -> in
         hconfig = http_config(args.host, args.port)
         try:
             async with trio.open_nursery() as nursery:
+                # SIGTERM or SIGINT: the web server stops taking connections and gives
+                # the requests in flight graceful_timeout to finish, while the matches
+                # are cancelled (each worker stops its bots; a validation in progress
+                # answers its upload with a 503 and runs again at the next start).
+                stopping = trio.Event()
 
                 async def stop_on_signal() -> None:
                     with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
                         async for _ in signals:
-                            nursery.cancel_scope.cancel()
+                            stopping.set()
                             return
 
                 nursery.start_soon(stop_on_signal)
@@ -278,16 +284,21 @@ def _serve(store: Any, cfg: Any, data_dir: Path, args: argparse.Namespace) -> in
                 # Listen only once the first readers' pages can be made at once.
                 await warm_up(site, app)
                 quiet_garbage_collector()
-                binds = await nursery.start(serve, app, hconfig)
+                binds = await nursery.start(
+                    partial(serve, app, hconfig, shutdown_trigger=stopping.wait)
+                )
                 for bind in binds:
                     print(f"referee serve: {cfg.name} on {bind}", flush=True)
-                nursery.start_soon(ladder.run)
-                nursery.start_soon(moderation.watch, site)
-                if args.finals or finals_state == "started":
-                    if finals_state == "complete":
-                        print("referee serve: the finals are already complete", flush=True)
-                    else:
-                        nursery.start_soon(run_finals, site, store, cfg, data_dir, executor, seed)
+                async with trio.open_nursery() as work:
+                    work.start_soon(ladder.run)
+                    work.start_soon(moderation.watch, site)
+                    if args.finals or finals_state == "started":
+                        if finals_state == "complete":
+                            print("referee serve: the finals are already complete", flush=True)
+                        else:
+                            work.start_soon(run_finals, site, store, cfg, data_dir, executor, seed)
+                    await stopping.wait()
+                    work.cancel_scope.cancel()
         finally:
             with trio.CancelScope(shield=True):
                 await executor.aclose()

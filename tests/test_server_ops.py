@@ -1,0 +1,167 @@
+"""Running a competition server: a SIGTERM while bots are starting leaves no bot
+process and no scratch directory; start-up sweeps what a killed server left in its
+own data directory and nothing of another's; ``/metrics`` and the JSON log lines."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import ROOT
+from serverkit import SAMPLES, Server, wait_for, write_config
+
+
+def processes_under(path: Path) -> list[str]:
+    """Processes whose command line names ``path`` or whose working directory is
+    under it (a bot runs in its scratch directory), as "pid cmdline"."""
+    me, needle, found = os.getpid(), str(path), []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == me:
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                cmdline = f.read().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        try:
+            cwd = os.readlink(f"/proc/{entry}/cwd")
+        except OSError:
+            cwd = ""
+        if needle in cmdline or cwd.startswith(needle):
+            found.append(f"{entry} {cmdline[:300]}")
+    return found
+
+
+def scratch_left(*roots: Path) -> list[str]:
+    return [str(p) for root in roots if root.is_dir() for p in root.iterdir()]
+
+
+def test_sigterm_while_bots_start_leaves_no_process_and_no_scratch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Short ladder matches on two workers: bots start all the time. The server's
+    # temporary directory is the test's own, so anything it leaves is found there
+    # (where scratch directories went before the server kept them in its data).
+    tmp = tmp_path / "tmp"
+    tmp.mkdir(mode=0o1777)
+    tmp.chmod(0o1777)
+    monkeypatch.setenv("TMPDIR", str(tmp))
+    config = write_config(tmp_path, rounds=30, parallel=2, mode="invite")
+    data = tmp_path / "data"
+    server = Server(config, data)
+    answers: list[Any] = []
+    try:
+        token = server.add_competitor("ops")
+        wait_for(lambda: server.counts().get("ladder.done", 0) >= 2, 60, "ladder matches")
+        metrics = server.get("/metrics")
+        assert metrics.status_code == 200
+        assert metrics.headers["content-type"].startswith("text/plain; version=0.0.4")
+        text = metrics.text
+        for family in (
+            "referee_http_request_duration_seconds_bucket",
+            "referee_upload_refusals_total",
+            "referee_queue_depth",
+            'referee_matches{kind="ladder",status="done"}',
+            'referee_matches_finished_total{kind="ladder",status="done"}',
+            "referee_validation_wait_seconds_count",
+        ):
+            assert family in text, family
+        # Through a proxy (X-Forwarded-For), /metrics is no public page.
+        assert server.get("/metrics", headers={"X-Forwarded-For": "1.2.3.4"}).status_code == 404
+
+        bot = (SAMPLES / "python" / "cycler.py").read_bytes()
+
+        def upload() -> None:
+            try:
+                answers.append(server.upload(token, bot, filename="new.py", name="new-bot"))
+            except Exception as exc:  # the server went away mid-answer: also fine here
+                answers.append(exc)
+
+        thread = threading.Thread(target=upload, daemon=True)
+        thread.start()
+        # The uploaded bot is starting or playing its validation match (its files are
+        # under versions/), while ladder matches start beside it.
+        wait_for(lambda: processes_under(data / "versions"), 60, "the validation match")
+        server.proc.send_signal(signal.SIGTERM)
+        server.proc.wait(timeout=60)
+        thread.join(timeout=60)
+    finally:
+        server.stop()
+    log = server.log.read_text()
+    assert server.proc.returncode == 0, log[-3000:]
+    assert "referee serve: stopped" in log
+    assert processes_under(tmp_path) == [], log[-3000:]
+    assert scratch_left(tmp, data / "scratch") == []
+    # The upload was stored before it played: the stop tells the client so.
+    assert answers and not isinstance(answers[0], Exception), answers
+    assert answers[0].status_code in (200, 422, 503), answers[0].text
+    if answers[0].status_code == 503:
+        assert "validated when the server starts again" in answers[0].json()["error"]
+    # One JSON line per request and per match.
+    records = [json.loads(line) for line in log.splitlines() if line.startswith("{")]
+    requests = [r for r in records if r["event"] == "request"]
+    assert any(r["route"] == "/api/health" and r["status"] == 200 for r in requests)
+    matches = [r for r in records if r["event"] == "match" and r["kind"] == "ladder"]
+    assert matches and all(m["status"] in ("done", "failed") for m in matches)
+
+
+def _sleeper(cwd: Path) -> subprocess.Popen[bytes]:
+    """A stand-in for a bot a killed server left running in its scratch directory."""
+    return subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(600)"], cwd=cwd, start_new_session=True
+    )
+
+
+def test_start_up_sweeps_its_own_leftovers_only(tmp_path: Path) -> None:
+    config = write_config(tmp_path, rounds=30, parallel=1, mode="invite")
+    data, other = tmp_path / "data", tmp_path / "other"
+    left = data / "scratch" / "referee-seat0-left"
+    theirs = other / "scratch" / "referee-seat0-live"
+    for d in (left, theirs):
+        d.mkdir(parents=True)
+    (left / "state").write_text("a bot's file")
+    stray, live = _sleeper(left), _sleeper(theirs)
+    try:
+        server = Server(config, data)
+        try:
+            assert stray.wait(timeout=10) == -signal.SIGKILL
+            assert not left.exists()
+            assert live.poll() is None and theirs.is_dir()
+            log = server.log.read_text()
+            assert "removed what a stopped server left: 1 bot processes" in log
+        finally:
+            server.stop()
+    finally:
+        for proc in (stray, live):
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+
+
+def test_admin_commands_fail_with_one_line(tmp_path: Path) -> None:
+    from referee.server.db import Store
+
+    Store(tmp_path / "data").close()
+    for args, message in (
+        (["--data", str(tmp_path / "none"), "list"], "no competition in"),
+        (["--data", str(tmp_path / "data"), "disable", "bot", "ghost"], "no bot named 'ghost'"),
+        (["--data", str(tmp_path / "data"), "rotate-token", "ghost"], "no competitor named"),
+        (["--data", str(tmp_path / "data"), "rerun", "7"], "no match 7"),
+        (["--data", str(tmp_path / "data"), "announce"], "give the announcement's text"),
+    ):
+        proc = subprocess.run(
+            [sys.executable, "-m", "referee", "admin", *args],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            timeout=60,
+        )
+        assert proc.returncode == 2, proc
+        assert proc.stderr.count("\n") == 1 and message in proc.stderr, proc.stderr
