@@ -40,7 +40,8 @@ def processes_under(path: Path) -> list[str]:
 
 
 def scratch_left(*roots: Path) -> list[str]:
-    return [str(p) for root in roots if root.is_dir() for p in root.iterdir()]
+    """The bots' scratch directories (``referee-*``) anywhere under ``roots``."""
+    return [str(p) for root in roots if root.is_dir() for p in root.rglob("referee-*")]
 
 
 def test_sigterm_while_bots_start_leaves_no_process_and_no_scratch(
@@ -108,6 +109,7 @@ def test_sigterm_while_bots_start_leaves_no_process_and_no_scratch(
     records = [json.loads(line) for line in log.splitlines() if line.startswith("{")]
     requests = [r for r in records if r["event"] == "request"]
     assert any(r["route"] == "/api/health" and r["status"] == 200 for r in requests)
+    assert any(r["route"] == "/api/submit" and r["method"] == "POST" for r in requests)
     matches = [r for r in records if r["event"] == "match" and r["kind"] == "ladder"]
     assert matches and all(m["status"] in ("done", "failed") for m in matches)
 
@@ -165,3 +167,69 @@ def test_admin_commands_fail_with_one_line(tmp_path: Path) -> None:
         )
         assert proc.returncode == 2, proc
         assert proc.stderr.count("\n") == 1 and message in proc.stderr, proc.stderr
+
+
+# Plays along, and when its input ends (its referee is gone) lingers instead of
+# exiting: what a careless or hostile bot does.
+LINGERING_BOT = """\
+import json, sys, time
+hello = json.loads(sys.stdin.readline())
+print(json.dumps({"name": "lingering"}), flush=True)
+for line in sys.stdin:
+    msg = json.loads(line)
+    if msg.get("type") == "end":
+        break
+    time.sleep(0.002)
+    print(json.dumps({"round": msg["round"], "real_move": "rock"}), flush=True)
+while True:
+    time.sleep(1)
+"""
+
+
+def test_a_killed_worker_leaves_no_sandbox_behind(tmp_path: Path) -> None:
+    """A worker killed in the middle of a match cannot stop its bots. bwrap's
+    --die-with-parent ends only the sandbox's launcher; the sandbox's pid 1 and a
+    bot that does not exit at the end of its input lived on for good (as the bwrap
+    found after a server stop). The executor now sweeps the dead worker's scratch
+    directory: every process running from it, and the directories."""
+    import msgspec
+    import trio
+    from conftest import has_content, submit_then
+
+    from referee.match import MatchConfig
+    from referee.tournament.executor import ProcessExecutor
+    from referee.tournament.worker import Job
+
+    bot = tmp_path / "lingering.py"
+    bot.write_text(LINGERING_BOT)
+    replay = tmp_path / "m1.jsonl"
+    cfg = MatchConfig(rounds=300, seed=1, replay=str(replay), log_dir=str(tmp_path / "logs"))
+    job = Job(
+        id="m1",
+        bots=[{"command": [sys.executable, str(bot)], "label": f"linger{k}"} for k in (1, 2)],
+        cfg=msgspec.to_builtins(cfg),
+    )
+    scratch = tmp_path / "scratch"
+    first: list[str] = []
+
+    async def main() -> Any:
+        ex = ProcessExecutor(1, tmp_path / "logs", scratch=scratch)
+
+        async def kill_worker() -> None:
+            first.extend(processes_under(scratch))
+            victim = ex.workers()[0].pid
+            assert victim is not None
+            os.kill(victim, signal.SIGKILL)
+
+        try:
+            return await submit_then(ex, job, lambda: has_content(replay), kill_worker)
+        finally:
+            await ex.aclose()
+
+    outcome = trio.run(main)
+    assert outcome.steps == 300  # played again from the start by a new worker
+    assert first, "the bots should have been running from the scratch directory"
+    pids = {line.split()[0] for line in first}
+    assert not [p for p in processes_under(tmp_path) if p.split()[0] in pids]
+    assert processes_under(tmp_path) == []
+    assert scratch_left(scratch) == []

@@ -31,6 +31,7 @@ LISTEN_BACKLOG = 1024
 # a connection just as the client sends its next request on it, a request then lost
 # without a response ("server disconnected").
 KEEP_ALIVE_SECONDS = 30.0
+GRACEFUL_SECONDS = 10.0
 # How many times Python's default allocations between young collections the server
 # allows (see quiet_garbage_collector).
 GC_YOUNG_FACTOR = 10
@@ -44,7 +45,10 @@ def http_config(host: str, port: int) -> Config:
     config.bind = [f"{host}:{port}"]
     config.accesslog = None
     config.errorlog = "-"
-    config.graceful_timeout = 2.0
+    # On SIGTERM, how long the requests in flight have to finish: an upload whose
+    # validation match is cancelled gets its 503 once the match's worker has stopped
+    # its bots, which took 3 s on a loaded two-CPU machine.
+    config.graceful_timeout = GRACEFUL_SECONDS
     config.keep_alive_timeout = KEEP_ALIVE_SECONDS
     # Readers that connect at once while the loop is busy wait in the kernel's accept
     # queue; with hypercorn's default of 100 a burst overflows it and the kernel drops
@@ -221,6 +225,7 @@ def _serve(store: Any, cfg: Any, data_dir: Path, args: argparse.Namespace) -> in
     from ..tournament.executor import ProcessExecutor
     from . import moderation
     from .app import Site, build_app, warm_up
+    from .housekeeping import scratch_root
     from .proxy import forwarded, parse_addresses
 
     try:
@@ -253,9 +258,18 @@ def _serve(store: Any, cfg: Any, data_dir: Path, args: argparse.Namespace) -> in
         # groups processes by session (autogroup), the worker's and each bot's
         # session group take that nice value too (docs/server.md).
         nice = cfg.ladder.nice
-        executor = cluster or ProcessExecutor(jobs, data_dir / "workers", nice=nice)
+        # Each worker keeps its bots' scratch directories under DIR/scratch, where a
+        # worker's death is cleaned up at once and a killed server's at the next start.
+        scratch = scratch_root(data_dir)
+        executor = cluster or ProcessExecutor(
+            jobs, data_dir / "workers", nice=nice, scratch=scratch / "ladder"
+        )
         validator = ProcessExecutor(
-            1, data_dir / "workers" / "validation", share_cpus=False, nice=nice
+            1,
+            data_dir / "workers" / "validation",
+            share_cpus=False,
+            nice=nice,
+            scratch=scratch / "validation",
         )
         ladder = Ladder(store, cfg, data_dir, executor, validator, seed)
         ladder.frozen = store.get("frozen") == "1"

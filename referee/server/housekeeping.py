@@ -17,7 +17,6 @@ scratch directories and bots of other servers on the machine are never touched
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 
 SCRATCH = "scratch"
@@ -35,53 +34,10 @@ def scratch_root(data_dir: Path) -> Path:
     return root
 
 
-def _mentions(pid: str, needle: bytes, root: str) -> bool:
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            if needle in f.read():
-                return True
-    except OSError:
-        pass
-    try:
-        cwd = os.readlink(f"/proc/{pid}/cwd")
-    except OSError:
-        return False
-    return cwd == root or cwd.startswith(root + "/")
-
-
-def leftover_processes(root: Path) -> list[int]:
-    """Processes that run from a scratch directory under ``root`` (their working
-    directory) or name one on their command line (a sandbox's launcher)."""
-    me = os.getpid()
-    needle = (str(root) + "/").encode()
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit() and int(entry) != me and _mentions(entry, needle, str(root)):
-            found.append(int(entry))
-    return found
-
-
 def sweep(data_dir: Path) -> tuple[int, int]:
     """Kill the bots and remove the scratch directories a server of ``data_dir``
     left behind (call it holding the data directory's lock, before any match
-    starts). Returns (processes killed, directories removed)."""
-    from .. import sandbox
+    starts). Returns (processes killed, entries removed)."""
+    from .. import scratch
 
-    root = scratch_root(data_dir)
-    killed = 0
-    # A process may start another while we look (a bot's launcher mid-start): look
-    # again until a pass finds nobody.
-    for _ in range(5):
-        pids = leftover_processes(root)
-        if not pids:
-            break
-        for pid in pids:
-            killed += sandbox.kill_tree(pid) > 0
-    removed = 0
-    for entry in root.iterdir():
-        if entry.is_dir() and not entry.is_symlink():
-            shutil.rmtree(entry, ignore_errors=True)
-        else:
-            entry.unlink(missing_ok=True)
-        removed += 1
-    return killed, removed
+    return scratch.sweep(scratch_root(data_dir))

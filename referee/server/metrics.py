@@ -228,13 +228,13 @@ def route_of(routes: Sequence[Any], scope: dict[str, Any]) -> str:
     "unmatched": a bounded label whatever path was asked for."""
     from starlette.routing import Match
 
-    probe = {**scope, "method": "GET"}  # a route that refuses the method still names it
     for route in routes:
         try:
-            found, _ = route.matches(probe)
+            found, _ = route.matches(scope)
         except Exception:  # a path a route's converter cannot read: no route of ours
             continue
-        if found == Match.FULL:
+        # PARTIAL: the path is the route's, the method is not (a 405).
+        if found != Match.NONE:
             return label(str(getattr(route, "path", "unmatched")))
     return "unmatched"
 

@@ -10,6 +10,7 @@ worth keeping).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from collections.abc import Sequence
@@ -94,9 +95,21 @@ class _Worker:
 
 
 class ProcessExecutor:
-    def __init__(self, size: int, log_dir: Path, share_cpus: bool = True, nice: int = 0) -> None:
+    def __init__(
+        self,
+        size: int,
+        log_dir: Path,
+        share_cpus: bool = True,
+        nice: int = 0,
+        scratch: Path | None = None,
+    ) -> None:
         self._size = max(1, size)
         self.log_dir = log_dir
+        # Where each worker's matches keep their bots' scratch directories: a
+        # directory per worker (its TMPDIR), swept when the worker dies or is
+        # killed, so a match that could not clean up after itself leaves nothing
+        # (see referee.scratch). None: the system's temporary directory.
+        self.scratch = scratch
         # Matches run this many steps of CPU priority below the coordinator (see
         # worker_command): a server that plays them keeps answering its pages.
         self._command = worker_command(nice)
@@ -133,9 +146,13 @@ class ProcessExecutor:
             # A new session: Ctrl-C in the terminal reaches only the coordinator,
             # which then stops the workers by closing their stdin (so in-flight
             # matches end cleanly instead of recording bots killed by SIGINT).
-            proc = await trio.lowlevel.open_process(
-                self._command, stderr=log, **worker_popen_args()
-            )
+            args = worker_popen_args()
+            scratch = self._scratch_of(w)
+            if scratch is not None:
+                scratch.mkdir(parents=True, exist_ok=True)
+                os.chmod(scratch, 0o711)  # the bots' uids reach their own directory in it
+                args["env"]["TMPDIR"] = str(scratch)
+            proc = await trio.lowlevel.open_process(self._command, stderr=log, **args)
         finally:
             log.close()
         if w.started:
@@ -180,6 +197,11 @@ class ProcessExecutor:
                     await proc.wait()
             await self._reap(w)
 
+    def _scratch_of(self, w: _Worker) -> Path | None:
+        if self.scratch is None:
+            return None
+        return self.scratch.resolve() / f"worker-{w.index + 1}"
+
     async def _reap(self, w: _Worker) -> None:
         proc = w.proc
         w.proc = None
@@ -189,6 +211,13 @@ class ProcessExecutor:
             if proc.returncode is None:
                 proc.kill()
             await proc.wait()
+            scratch = self._scratch_of(w)
+            if scratch is not None and proc.returncode != 0:
+                # It died or was killed, perhaps in the middle of a match: what its
+                # match started and made may still be there.
+                from .. import scratch as leftovers
+
+                await trio.to_thread.run_sync(leftovers.sweep, scratch)
 
     async def submit(self, job: Job) -> MatchOutcome:
         w = await self._idle_recv.receive()
@@ -259,3 +288,7 @@ class ProcessExecutor:
                         await w.proc.wait()
             for w in self._workers:
                 await self._reap(w)
+                scratch = self._scratch_of(w)
+                if scratch is not None:
+                    with contextlib.suppress(OSError):  # gone, or not empty: swept at start
+                        scratch.rmdir()
