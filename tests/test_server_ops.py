@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -14,8 +15,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, needs
 from serverkit import SAMPLES, Server, wait_for, write_config
+
+needs_bwrap = needs(shutil.which("bwrap") is None, "bwrap is not installed")
 
 
 def processes_under(path: Path) -> list[str]:
@@ -179,7 +182,6 @@ for line in sys.stdin:
     msg = json.loads(line)
     if msg.get("type") == "end":
         break
-    time.sleep(0.002)
     print(json.dumps({"round": msg["round"], "real_move": "rock"}), flush=True)
 while True:
     time.sleep(1)
@@ -203,7 +205,7 @@ def test_a_killed_worker_leaves_no_sandbox_behind(tmp_path: Path) -> None:
     bot = tmp_path / "lingering.py"
     bot.write_text(LINGERING_BOT)
     replay = tmp_path / "m1.jsonl"
-    cfg = MatchConfig(rounds=300, seed=1, replay=str(replay), log_dir=str(tmp_path / "logs"))
+    cfg = MatchConfig(rounds=200, seed=1, replay=str(replay), log_dir=str(tmp_path / "logs"))
     job = Job(
         id="m1",
         bots=[{"command": [sys.executable, str(bot)], "label": f"linger{k}"} for k in (1, 2)],
@@ -216,7 +218,7 @@ def test_a_killed_worker_leaves_no_sandbox_behind(tmp_path: Path) -> None:
         ex = ProcessExecutor(1, tmp_path / "logs", scratch=scratch)
 
         async def kill_worker() -> None:
-            first.extend(processes_under(scratch))
+            first.extend(processes_under(tmp_path))
             victim = ex.workers()[0].pid
             assert victim is not None
             os.kill(victim, signal.SIGKILL)
@@ -227,9 +229,59 @@ def test_a_killed_worker_leaves_no_sandbox_behind(tmp_path: Path) -> None:
             await ex.aclose()
 
     outcome = trio.run(main)
-    assert outcome.steps == 300  # played again from the start by a new worker
+    assert outcome.steps == 200  # played again from the start by a new worker
     assert first, "the bots should have been running from the scratch directory"
     pids = {line.split()[0] for line in first}
     assert not [p for p in processes_under(tmp_path) if p.split()[0] in pids]
     assert processes_under(tmp_path) == []
     assert scratch_left(scratch) == []
+
+
+# The launcher of a bot (a match worker) dies the moment it has started the bot,
+# before bwrap could ask to die with it.
+DYING_LAUNCHER = """\
+import os, signal, subprocess, sys, tempfile
+from pathlib import Path
+from referee import sandbox
+
+root, bot = Path(sys.argv[1]), sys.argv[2]
+launch = sandbox.prepare_launch(
+    [sys.executable, bot],
+    bot_dir=None,
+    scratch=Path(tempfile.mkdtemp(prefix="referee-seat0-", dir=root)),
+    limits=sandbox.Limits(),
+    layer=sandbox.choose_layer("bwrap"),
+)
+subprocess.Popen(
+    launch.argv, env=launch.env, cwd=launch.cwd, pass_fds=launch.pass_fds,
+    stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+    start_new_session=True,
+)
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+@needs_bwrap
+def test_a_sandbox_whose_launcher_died_is_found_and_swept(tmp_path: Path) -> None:
+    """The bwrap left after a server stop, reproduced: a launcher killed while its
+    bot's sandbox is being set up leaves the sandbox running for good (bwrap's
+    --die-with-parent is never armed, or ends only bwrap's monitor, not the
+    sandbox's pid 1). Everything of it names its scratch directory, and the sweep
+    of that directory's parent kills it all."""
+    from referee import scratch
+
+    root = tmp_path / "scratch"
+    root.mkdir(mode=0o711)
+    root.chmod(0o711)
+    bot = tmp_path / "hung.py"
+    bot.write_text("import time\nwhile True:\n    time.sleep(1)\n")
+    launcher = subprocess.run(
+        [sys.executable, "-c", DYING_LAUNCHER, str(root), str(bot)], cwd=ROOT, timeout=60
+    )
+    assert launcher.returncode == -signal.SIGKILL
+    # The bot runs on in its sandbox, its launcher gone.
+    wait_for(lambda: [p for p in processes_under(tmp_path) if "hung.py" in p], 30, "the bot")
+    killed, removed = scratch.sweep(root)
+    assert killed >= 1 and removed == 1
+    assert processes_under(tmp_path) == []
+    assert scratch_left(root) == []
