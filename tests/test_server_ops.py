@@ -47,7 +47,64 @@ def scratch_left(*roots: Path) -> list[str]:
     return [str(p) for root in roots if root.is_dir() for p in root.rglob("referee-*")]
 
 
-def test_sigterm_while_bots_start_leaves_no_process_and_no_scratch(
+def admin(server: Server, *args: str) -> subprocess.CompletedProcess[str]:
+    """``referee admin --data DIR ARGS`` beside the running server."""
+    return subprocess.run(
+        [sys.executable, "-m", "referee", "admin", "--data", str(server.data), *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=60,
+    )
+
+
+def organiser_commands(server: Server, token: str) -> str:
+    """``referee admin`` on a live server; returns the competitor's token then."""
+
+    def auth(tok: str) -> int:  # 400 (the body is no JSON) once the token is accepted
+        r = server.client.post(
+            "/api/challenge", content=b"[", headers={"Authorization": f"Bearer {tok}"}
+        )
+        return r.status_code
+
+    assert admin(server, "announce", "Finals <on Friday>").returncode == 0
+    wait_for(lambda: "Finals &lt;on Friday&gt;" in server.get("/").text, 10, "the announcement")
+    assert auth(token) == 400
+    rotated = admin(server, "rotate-token", "ops")
+    assert rotated.returncode == 0, rotated.stderr
+    new = rotated.stdout.strip()
+    assert new.startswith("rt_") and auth(token) == 401 and auth(new) == 400
+    assert admin(server, "disable", "competitor", "ops").returncode == 0
+    assert auth(new) == 401
+    assert admin(server, "enable", "competitor", "ops").returncode == 0
+    assert auth(new) == 400
+
+    # A disabled bot is never paired again; its games and rating stay on the board.
+    assert admin(server, "disable", "bot", "random").returncode == 0
+    first = server.json("/api/matches?limit=1")[0]["id"]  # the last match it may be in
+    done = server.counts().get("ladder.done", 0)
+    wait_for(lambda: server.counts().get("ladder.done", 0) >= done + 3, 120, "ladder matches")
+    later = [m for m in server.json("/api/matches?limit=200") if m["id"] > first]
+    assert later and all("random" not in (m["bot0"], m["bot1"]) for m in later)
+    entry = next(e for e in server.json("/api/leaderboard")["entries"] if e["bot"] == "random")
+    assert entry["disabled"] is True
+    listing = admin(server, "bots")
+    assert listing.returncode == 0 and "random" in listing.stdout
+    assert admin(server, "enable", "bot", "random").returncode == 0
+    last = server.json("/api/matches?limit=1")[0]["id"]
+    wait_for(
+        lambda: any(
+            "random" in (m["bot0"], m["bot1"])
+            for m in server.json("/api/matches?limit=50")
+            if m["id"] > last
+        ),
+        120,
+        "a match of the enabled bot",
+    )
+    return new
+
+
+def test_organiser_commands_then_sigterm_while_bots_start(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Short ladder matches on two workers: bots start all the time. The server's
@@ -79,6 +136,7 @@ def test_sigterm_while_bots_start_leaves_no_process_and_no_scratch(
             assert family in text, family
         # Through a proxy (X-Forwarded-For), /metrics is no public page.
         assert server.get("/metrics", headers={"X-Forwarded-For": "1.2.3.4"}).status_code == 404
+        token = organiser_commands(server, token)
 
         bot = (SAMPLES / "python" / "cycler.py").read_bytes()
 
@@ -285,3 +343,51 @@ def test_a_sandbox_whose_launcher_died_is_found_and_swept(tmp_path: Path) -> Non
     assert killed >= 1 and removed == 1
     assert processes_under(tmp_path) == []
     assert scratch_left(root) == []
+
+
+def _unit_from_docs() -> str:
+    text = (ROOT / "docs" / "server.md").read_text()
+    start = text.index("```ini\n# /etc/systemd/system/referee.service\n")
+    return text[start + len("```ini\n") : text.index("\n```", start)] + "\n"
+
+
+@needs(shutil.which("systemd-analyze") is None, "systemd-analyze is not installed")
+def test_the_systemd_unit_in_the_docs(tmp_path: Path) -> None:
+    """The unit in docs/server.md: it parses, its ExecStart is a command line that
+    ``referee serve`` accepts, it has the hardening it claims, and
+    ``systemd-analyze verify`` finds nothing wrong with it (run with ExecStart
+    pointing at this checkout's ``referee``; nothing is started)."""
+    import configparser
+    import shlex
+
+    from referee.cli import build_parser
+
+    unit = _unit_from_docs()
+    parser = configparser.ConfigParser(interpolation=None, strict=True)
+    parser.optionxform = str  # type: ignore[assignment,method-assign]
+    parser.read_string(unit)
+    service = parser["Service"]
+    argv = shlex.split(service["ExecStart"])
+    assert Path(argv[0]).name == "referee" and argv[1] == "serve"
+    args = build_parser(["serve"]).parse_args(argv[1:])
+    assert args.host == "127.0.0.1" and args.trust_proxy == ["127.0.0.1"]
+    assert str(args.data) in service["ReadWritePaths"].split()
+    for key, value in {
+        "NoNewPrivileges": "yes",
+        "ProtectSystem": "strict",
+        "PrivateTmp": "yes",
+        "ProtectHome": "yes",
+        "KillSignal": "SIGTERM",
+    }.items():
+        assert service[key] == value, key
+    for needed in ("RestrictAddressFamilies", "CapabilityBoundingSet", "RestrictNamespaces"):
+        assert service[needed].strip(), needed
+    referee = Path(sys.executable).with_name("referee")
+    assert referee.is_file(), referee
+    local = tmp_path / "referee.service"
+    local.write_text(unit.replace(argv[0], str(referee), 1))
+    proc = subprocess.run(
+        ["systemd-analyze", "verify", str(local)], capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "referee.service" not in proc.stderr, proc.stderr
