@@ -391,3 +391,65 @@ def test_the_systemd_unit_in_the_docs(tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert "referee.service" not in proc.stderr, proc.stderr
+
+
+def test_metrics_exposition_and_refusals() -> None:
+    """The exposition is Prometheus' text format (every sample line parses, every
+    histogram is cumulative and ends at +Inf with its count); an upload refused
+    with a status and no reason is counted by its status, one whose handler gave
+    a reason is counted once, under that reason."""
+    import re
+
+    import trio
+    from starlette.routing import Route
+
+    from referee.server import metrics
+
+    metrics.reset()
+    metrics.REGISTRY.log = False
+
+    async def refuse(scope: Any, receive: Any, send: Any) -> None:
+        if scope["query_string"] == b"why=1":
+            metrics.count_refusal("bad_archive")
+            status = 400
+        else:
+            status = 429
+        await send({"type": "http.response.start", "status": status, "headers": []})
+        await send({"type": "http.response.body", "body": b""})
+
+    routes = [Route("/api/submit", refuse, methods=["POST"]), Route("/bots/{name:path}", refuse)]
+    app = metrics.instrument(refuse, routes)
+
+    async def call(method: str, path: str, query: bytes = b"") -> None:
+        scope = {"type": "http", "method": method, "path": path, "query_string": query}
+
+        async def send(message: Any) -> None:
+            pass
+
+        await app(scope, None, send)
+
+    async def main() -> None:
+        await call("POST", "/api/submit")
+        await call("POST", "/api/submit", b"why=1")
+        await call("GET", "/bots/x/../../etc")
+        await call("GET", "/nowhere")
+
+    trio.run(main)
+    metrics.count_refusal("not a reason")
+    r = metrics.REGISTRY
+    assert r.refusals["rate_limit"] == 1 and r.refusals["bad_archive"] == 1
+    assert r.refusals["other"] == 1 and sum(r.refusals.values()) == 3
+    text = r.render()
+    value = r"(-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?|[-+]Inf|NaN)"
+    sample = re.compile(r'^[a-z_:][a-z0-9_:]*(\{([a-z_]+="[^"\\\n]*",?)*\})? ' + value + "$")
+    for line in text.splitlines():
+        assert line.startswith("# HELP ") or line.startswith("# TYPE ") or sample.match(line), line
+    assert 'route="/bots/{name:path}"' in text and 'route="unmatched"' in text
+    buckets = [
+        int(line.rsplit(" ", 1)[1])
+        for line in text.splitlines()
+        if line.startswith('referee_http_request_duration_seconds_bucket{route="/api/submit"')
+    ]
+    assert buckets == sorted(buckets) and buckets[-1] == 2
+    assert 'referee_http_request_duration_seconds_count{route="/api/submit"} 2' in text
+    metrics.reset()

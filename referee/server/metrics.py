@@ -16,6 +16,7 @@ functions, no I/O besides the log line.
 from __future__ import annotations
 
 import bisect
+import contextvars
 import json
 import math
 import re
@@ -149,9 +150,25 @@ def label(value: str) -> str:
 # -- what the other modules call --------------------------------------------------
 
 
+# Whether the request being answered counted its refusal itself (see ``instrument``).
+_refusal_counted: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "refusal_counted", default=False
+)
+UPLOAD_ROUTES = ("/api/submit", "/me/upload")
+# A refused upload whose handler did not say why, by its status.
+_REFUSAL_BY_STATUS = {
+    401: "auth",
+    403: "auth",
+    413: "too_large",
+    429: "rate_limit",
+    422: "validation",
+}
+
+
 def count_refusal(reason: str) -> None:
     """Count one refused upload; ``reason`` is one of REFUSALS (else "other")."""
     REGISTRY.refusals[reason if reason in REGISTRY.refusals else "other"] += 1
+    _refusal_counted.set(True)
 
 
 def observe_request(
@@ -255,12 +272,19 @@ def instrument(app: Any, routes: Sequence[Any]) -> Any:
                 status = int(message["status"])
             await send(message)
 
+        token = _refusal_counted.set(False)
         try:
             await app(scope, receive, send_status)
         finally:
+            route = route_of(routes, scope)
+            refused = scope.get("method") == "POST" and 400 <= status < 500
+            if refused and route in UPLOAD_ROUTES and not _refusal_counted.get():
+                # The handler said nothing: the status tells as much as it can.
+                count_refusal(_REFUSAL_BY_STATUS.get(status, "other"))
+            _refusal_counted.reset(token)
             client = scope.get("client")
             observe_request(
-                route_of(routes, scope),
+                route,
                 str(scope.get("method", "")),
                 status,
                 time.perf_counter() - started,
