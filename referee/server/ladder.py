@@ -122,7 +122,7 @@ class Ladder:
         self._base = self._match_config_base()
         self._nursery: trio.Nursery | None = None  # the ladder's tasks, once it runs
         # Validation matches waiting for a worker wait here, so the wait is measured.
-        self._validation_slots = trio.Semaphore(max(1, validator.size))
+        self._validation_slots = trio.Semaphore(max(1, getattr(validator, "size", 1)))
 
     # -- jobs ------------------------------------------------------------------
 
