@@ -397,7 +397,8 @@ for line in sys.stdin:
 def sign_up(server: Server, name: str) -> tuple[httpx.Client, str]:
     """A browser-like client signed up through the form; (client, token)."""
     client = httpx.Client(base_url=server.url, timeout=60.0)
-    r = client.post("/signup", data={"name": name})
+    form = client.get("/signup")
+    r = client.post("/signup", data={"name": name, "csrf": csrf_of(form.text)})
     assert r.status_code == 200, r.text
     token = re.search(r'<pre id="token">([^<]+)</pre>', r.text)
     assert token is not None
@@ -546,13 +547,18 @@ def test_public_pages_are_kept_but_never_a_signed_in_one(server: Server, owner: 
 def test_sign_in_with_a_token_and_out(server: Server, owner: dict) -> None:
     client = httpx.Client(base_url=server.url)
     assert client.get("/me", follow_redirects=False).status_code == 303
-    assert client.post("/login", data={"token": "rt_wrong"}).status_code == 401
-    r = client.post("/login", data={"token": owner["token"]}, follow_redirects=False)
+    form = csrf_of(client.get("/login").text)
+    assert client.post("/login", data={"token": "rt_wrong", "csrf": form}).status_code == 401
+    r = client.post("/login", data={"token": owner["token"], "csrf": form}, follow_redirects=False)
     assert r.status_code == 303
     me = client.get("/me")
     assert "noisy" in me.text
+    session = client.cookies["referee_session"]
     out = client.post("/logout", data={"csrf": csrf_of(me.text)}, follow_redirects=False)
     assert out.status_code == 303
+    assert client.get("/me", follow_redirects=False).status_code == 303
+    # Signing out ended the session on the server: its old cookie opens nothing.
+    client.cookies.set("referee_session", session)
     assert client.get("/me", follow_redirects=False).status_code == 303
     # A forged cookie is no session.
     client.cookies.set("referee_session", "1.1700000000.deadbeef")

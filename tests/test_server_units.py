@@ -16,6 +16,7 @@ import trio.testing
 
 from referee.server import app as server_app
 from referee.server import context as server_context
+from referee.server.config import CompetitionConfig
 from referee.server.db import Store
 from referee.server.matchmaking import UNRATED_WIDTH, Rated, choose_pair, rate
 from referee.tournament.schedule import Played
@@ -119,7 +120,7 @@ def test_readers_of_one_match_share_its_replay_check(
         return "OK: checked"
 
     monkeypatch.setattr(server_context, "verify_summary", slow_check)
-    site: Any = server_app.Site(store, None, None, tmp_path)  # type: ignore[arg-type]
+    site: Any = server_app.Site(store, None, CompetitionConfig(), tmp_path)  # type: ignore[arg-type]
     answers: list[str] = []
 
     async def main() -> None:

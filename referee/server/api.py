@@ -14,6 +14,7 @@ from starlette.routing import Route
 
 from .context import HOUR, Site, cached, route
 from .db import Competitor, MatchRow
+from .sessions import too_many
 from .uploads import read_body
 
 
@@ -131,7 +132,8 @@ async def challenge(site: Site, competitor: Competitor, bot: str, opponent: str)
         raise HTTPException(404, f"no bot {opponent!r} on the ladder")
     limit = site.cfg.submissions.challenges_per_hour
     if not store.note_request(competitor.id, "challenge", limit, HOUR):
-        raise HTTPException(429, f"challenge limit reached: {limit} per hour")
+        wait = store.request_wait(competitor.id, "challenge", limit, HOUR)
+        raise too_many(f"challenge limit reached: {limit} per hour", wait)
     mid = store.add_match(
         "challenge",
         current[bot].id,

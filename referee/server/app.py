@@ -25,6 +25,7 @@ from starlette.responses import JSONResponse, Response
 
 from . import accounts, api, metrics, pages, uploads
 from .context import Site
+from .sessions import security_headers
 
 __all__ = ["Site", "build_app", "warm_up"]
 
@@ -50,6 +51,8 @@ def build_app(site: Site) -> Any:
                 code=exc.status_code,
                 detail=exc.detail,
             )
+        for name, value in (exc.headers or {}).items():
+            response.headers[name] = value  # Retry-After of a 429
         if _carries_body(request):
             # A refusal may come before the body was read (a bad token, a declared size
             # over the limit). The server then closes the connection, as it cannot find
@@ -71,7 +74,7 @@ def build_app(site: Site) -> Any:
         if not await site.send_cached(scope, send):
             await application(scope, receive, send)
 
-    return metrics.instrument(app, routes)
+    return metrics.instrument(security_headers(app), routes)
 
 
 def _carries_body(request: Request) -> bool:

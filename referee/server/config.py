@@ -37,6 +37,9 @@ class LadderConfig(_Strict):
 
 class RegistrationConfig(_Strict):
     mode: str = "invite"  # "open": anyone signs up on /signup; "invite": tokens by the organiser
+    signups_per_hour: int = 10  # sign-ups from one client address per hour
+    failed_signins_per_hour: int = 20  # sign-ins with an unknown token, per address per hour
+    session_days: float = 30.0  # a browser's sign-in lasts this long (or until signed out)
 
 
 class SubmissionConfig(_Strict):

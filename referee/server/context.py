@@ -40,7 +40,7 @@ class Site:
         self.ladder = ladder
         self.cfg = cfg
         self.dir = data_dir
-        self.sessions = Sessions(store)
+        self.sessions = Sessions(store, cfg.registration)
         self.finals: Any = None  # set by the finals module when they run
         # Public pages as sent, for the ladder generation ``cache_generation``:
         # path and query -> (body, content type, ETag). See ``Site.cached``.
@@ -126,13 +126,16 @@ class Site:
     # -- rendering -------------------------------------------------------------
 
     def page(self, request: Request, template: str, status: int = 200, **context: Any) -> Response:
+        """``template`` rendered; its forms carry the CSRF token of a signed-in
+        competitor's session (a page for anyone else passes ``csrf`` itself)."""
         me = self.sessions.current(request)
+        if me is not None:
+            context.setdefault("csrf", self.sessions.csrf_token(request))
         html = self.env.get_template(template).render(
             site=self.cfg.name,
             game=self.cfg.game,
             step_word=step_word(self.cfg.game),
             me=me,
-            csrf=self.sessions.csrf_token(request) if me else "",
             registration=self.cfg.registration.mode,
             finals=self.finals is not None,
             **context,

@@ -97,6 +97,20 @@ CREATE TABLE IF NOT EXISTS uploads (
     competitor INTEGER NOT NULL, kind TEXT NOT NULL, at REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS uploads_by ON uploads (competitor, kind, at);
+-- Signed-in browsers: the sha256 of the random value of each session cookie. A
+-- session is over when its row is gone (signed out) or past ``expires``.
+CREATE TABLE IF NOT EXISTS sessions (
+    id_hash TEXT PRIMARY KEY,
+    competitor INTEGER NOT NULL REFERENCES competitors(id),
+    created REAL NOT NULL,
+    expires REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS sessions_expires ON sessions (expires);
+-- Requests counted against a limit per client address (sign-up, failed sign-in).
+CREATE TABLE IF NOT EXISTS address_hits (
+    address TEXT NOT NULL, kind TEXT NOT NULL, at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS address_hits_by ON address_hits (address, kind, at);
 """
 
 
@@ -233,11 +247,14 @@ class Store:
         return None if row is None else Competitor(id=int(row[0]), name=str(row[1]))
 
     def rotate_token(self, cid: int) -> str:
-        """A new token for competitor ``cid`` (returned once); the old one stops working."""
+        """A new token for competitor ``cid`` (returned once); the old one stops working
+        and every session signed in before ends (whoever had the token may have one)."""
         token = "rt_" + secrets.token_urlsafe(32)
-        self.conn.execute(
-            "UPDATE competitors SET token_hash = ? WHERE id = ?", (hash_token(token), cid)
-        )
+        with self.tx():
+            self.conn.execute(
+                "UPDATE competitors SET token_hash = ? WHERE id = ?", (hash_token(token), cid)
+            )
+            self.conn.execute("DELETE FROM sessions WHERE competitor = ?", (cid,))
         return token
 
     def competitor_by_name(self, name: str) -> Competitor | None:
@@ -261,6 +278,74 @@ class Store:
                 "INSERT INTO uploads (competitor, kind, at) VALUES (?, ?, ?)", (competitor, kind, t)
             )
         return True
+
+    def request_wait(self, competitor: int, kind: str, limit: int, window_s: float) -> float:
+        """Seconds until the competitor's budget of ``kind`` has room again (0: now)."""
+        return self._wait(
+            "SELECT at FROM uploads WHERE competitor = ? AND kind = ? AND at > ? "
+            "ORDER BY at DESC LIMIT 1 OFFSET ?",
+            competitor,
+            kind,
+            limit,
+            window_s,
+        )
+
+    def _wait(self, query: str, who: Any, kind: str, limit: int, window_s: float) -> float:
+        t = time.time()
+        # The limit-th newest request in the window: once it leaves, there is room.
+        row = self.conn.execute(query, (who, kind, t - window_s, max(limit - 1, 0))).fetchone()
+        return 0.0 if row is None else max(0.0, float(row[0]) + window_s - t)
+
+    # -- limits per address and sessions ---------------------------------------
+
+    def address_wait(self, address: str, kind: str, limit: int, window_s: float) -> float:
+        """Seconds until ``address`` may make another request of ``kind`` (0: now)."""
+        return self._wait(
+            "SELECT at FROM address_hits WHERE address = ? AND kind = ? AND at > ? "
+            "ORDER BY at DESC LIMIT 1 OFFSET ?",
+            address,
+            kind,
+            limit,
+            window_s,
+        )
+
+    def note_address(self, address: str, kind: str, window_s: float) -> None:
+        """Count one request of ``kind`` from ``address`` (and forget old ones)."""
+        t = time.time()
+        with self.tx():
+            self.conn.execute(
+                "DELETE FROM address_hits WHERE address = ? AND kind = ? AND at <= ?",
+                (address, kind, t - window_s),
+            )
+            self.conn.execute(
+                "INSERT INTO address_hits (address, kind, at) VALUES (?, ?, ?)",
+                (address, kind, t),
+            )
+
+    def add_session(self, competitor: int, lifetime_s: float) -> str:
+        """A new session of ``competitor``; returns the cookie's value (stored hashed)."""
+        value = secrets.token_urlsafe(32)
+        t = time.time()
+        with self.tx():
+            self.conn.execute("DELETE FROM sessions WHERE expires <= ?", (t,))
+            self.conn.execute(
+                "INSERT INTO sessions (id_hash, competitor, created, expires) VALUES (?, ?, ?, ?)",
+                (hash_token(value), competitor, t, t + lifetime_s),
+            )
+        return value
+
+    def session_competitor(self, value: str) -> Competitor | None:
+        """The competitor of a live session, or None (unknown, signed out or expired)."""
+        row = self.conn.execute(
+            "SELECT c.id, c.name FROM sessions s JOIN competitors c ON c.id = s.competitor "
+            "WHERE s.id_hash = ? AND s.expires > ? AND c.id NOT IN "
+            "(SELECT id FROM disabled WHERE kind = 'competitor')",
+            (hash_token(value), time.time()),
+        ).fetchone()
+        return None if row is None else Competitor(id=int(row[0]), name=str(row[1]))
+
+    def drop_session(self, value: str) -> None:
+        self.conn.execute("DELETE FROM sessions WHERE id_hash = ?", (hash_token(value),))
 
     # -- bots and versions ----------------------------------------------------
 

@@ -151,7 +151,7 @@ async def me_log(site: Site, request: Request) -> Response:
 async def me_challenge(site: Site, request: Request) -> Response:
     me = site.sessions.required(request)
     form = await request.form(max_files=0, max_fields=5, max_part_size=4096)
-    site.sessions.check_csrf(request, form)
+    site.sessions.check_form(request, form)
     answer = await challenge(site, me, str(form.get("bot") or ""), str(form.get("opponent") or ""))
     return RedirectResponse(answer["url"], status_code=303)
 

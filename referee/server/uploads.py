@@ -18,6 +18,7 @@ from .db import Competitor, NameTaken
 from .intake import Limits, Refused, unpack
 from .ladder import ServerStopping
 from .names import name_problem
+from .sessions import too_many
 
 
 async def read_body(request: Request, limit: int) -> bytes:
@@ -52,7 +53,8 @@ async def submit(
         raise HTTPException(403, f"the bot name {name!r} belongs to someone else")
     sub = site.cfg.submissions
     if not site.store.note_request(competitor.id, "upload", sub.per_hour, HOUR):
-        raise HTTPException(429, f"upload limit reached: {sub.per_hour} per hour")
+        wait = site.store.request_wait(competitor.id, "upload", sub.per_hour, HOUR)
+        raise too_many(f"upload limit reached: {sub.per_hour} per hour", wait)
     limits = Limits(max_files=sub.max_files, max_unpacked=sub.max_unpacked_mib << 20)
     try:
         unpacked = await trio.to_thread.run_sync(
@@ -95,7 +97,7 @@ async def me_upload(site: Site, request: Request) -> Response:
     me = site.sessions.required(request)
     limit = site.cfg.submissions.max_upload_kib << 10
     form = await request.form(max_files=1, max_fields=5, max_part_size=limit)
-    site.sessions.check_csrf(request, form)
+    site.sessions.check_form(request, form)
     upload = form.get("file")
     if upload is None or isinstance(upload, str):
         raise HTTPException(400, "choose a file to upload")
