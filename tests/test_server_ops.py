@@ -453,3 +453,36 @@ def test_metrics_exposition_and_refusals() -> None:
     assert buckets == sorted(buckets) and buckets[-1] == 2
     assert 'referee_http_request_duration_seconds_count{route="/api/submit"} 2' in text
     metrics.reset()
+
+
+def test_forwarded_headers_are_believed_from_the_proxy_only() -> None:
+    import trio
+
+    from referee.server.proxy import forwarded, parse_addresses
+
+    seen: list[tuple[Any, str]] = []
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        seen.append((scope["client"], scope["scheme"]))
+
+    wrapped = forwarded(app, parse_addresses(["127.0.0.1"]))
+    headers = [(b"x-forwarded-for", b"6.6.6.6, 203.0.113.9"), (b"x-forwarded-proto", b"https")]
+
+    async def main() -> None:
+        for client in (("127.0.0.1", 5000), ("198.51.100.7", 5000)):
+            scope = {"type": "http", "client": client, "scheme": "http", "headers": headers}
+            await wrapped(scope, None, None)
+        bad = [(b"x-forwarded-for", b"not an address"), (b"x-forwarded-proto", b"gopher")]
+        scope = {"type": "http", "client": ("127.0.0.1", 1), "scheme": "http", "headers": bad}
+        await wrapped(scope, None, None)
+
+    trio.run(main)
+    # From the proxy: the last entry (the one it added) and its scheme; the visitor's
+    # own claim (6.6.6.6) is never read. From anyone else: nothing changes.
+    assert seen == [
+        (("203.0.113.9", 0), "https"),
+        (("198.51.100.7", 5000), "http"),
+        (("127.0.0.1", 1), "http"),
+    ]
+    with pytest.raises(ValueError, match="not an IP address"):
+        parse_addresses(["proxy.example"])
