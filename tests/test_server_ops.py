@@ -486,3 +486,65 @@ def test_forwarded_headers_are_believed_from_the_proxy_only() -> None:
     ]
     with pytest.raises(ValueError, match="not an IP address"):
         parse_addresses(["proxy.example"])
+
+
+def _block_from_docs(fence: str, first_line: str) -> str:
+    text = (ROOT / "docs" / "server.md").read_text()
+    start = text.index(f"```{fence}\n{first_line}\n")
+    return text[start + len(f"```{fence}\n") : text.index("\n```", start)] + "\n"
+
+
+@needs(shutil.which("nginx") is None, "nginx is not installed")
+def test_the_nginx_example_in_the_docs(tmp_path: Path) -> None:
+    """docs/server.md's nginx site passes ``nginx -t`` (a throw-away certificate in
+    place of Let's Encrypt's, the rest as written), and keeps what the server
+    needs: Host passed through, X-Forwarded-For set (not appended), the scheme."""
+    site = _block_from_docs("nginx", "# /etc/nginx/sites-available/referee")
+    assert "proxy_set_header X-Forwarded-For $remote_addr;" in site
+    assert "proxy_set_header Host $host;" in site
+    assert "proxy_set_header X-Forwarded-Proto $scheme;" in site
+    assert "location = /metrics { return 404; }" in site
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    made = subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1"]
+        + ["-subj", "/CN=ladder.example.org", "-keyout", str(key), "-out", str(cert)],
+        capture_output=True,
+        timeout=60,
+    )
+    assert made.returncode == 0, made.stderr
+    live = "/etc/letsencrypt/live/ladder.example.org/"
+    site = site.replace(live + "fullchain.pem", str(cert)).replace(live + "privkey.pem", str(key))
+    temp = " ".join(
+        f"{kind}_temp_path {tmp_path / kind};" for kind in ("client_body", "proxy", "fastcgi")
+    )
+    temp += f" uwsgi_temp_path {tmp_path / 'uwsgi'}; scgi_temp_path {tmp_path / 'scgi'};"
+    conf = tmp_path / "nginx.conf"
+    conf.write_text(
+        f"pid {tmp_path / 'nginx.pid'};\nerror_log stderr;\nevents {{}}\n"
+        f"http {{\naccess_log off;\n{temp}\n{site}}}\n"
+    )
+    proc = subprocess.run(
+        ["nginx", "-t", "-c", str(conf), "-p", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0 and "test is successful" in proc.stderr, proc.stderr
+
+
+@needs(shutil.which("caddy") is None, "caddy is not installed")
+def test_the_caddy_example_in_the_docs(tmp_path: Path) -> None:
+    """docs/server.md's Caddyfile passes ``caddy validate`` (nothing is started)."""
+    caddyfile = tmp_path / "Caddyfile"
+    caddyfile.write_text(_block_from_docs("caddyfile", "# /etc/caddy/Caddyfile"))
+    home = {"HOME": str(tmp_path), "XDG_DATA_HOME": str(tmp_path / "data")}
+    proc = subprocess.run(
+        ["caddy", "validate", "--config", str(caddyfile), "--adapter", "caddyfile"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, **home, "XDG_CONFIG_HOME": str(tmp_path / "config")},
+    )
+    assert proc.returncode == 0 and "Valid configuration" in proc.stdout + proc.stderr, (
+        proc.stdout + proc.stderr
+    )[-2000:]
