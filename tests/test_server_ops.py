@@ -79,6 +79,14 @@ def organiser_commands(server: Server, token: str) -> str:
     assert admin(server, "enable", "competitor", "ops").returncode == 0
     assert auth(new) == 400
 
+    # A disputed match, re-checked: verified, played again from its seeds, compared.
+    done_match = server.json("/api/matches?kind=ladder&status=done&limit=1")[0]["id"]
+    rerun = admin(server, "rerun", str(done_match))
+    assert rerun.returncode == 0, rerun.stdout + rerun.stderr
+    assert "verify: OK" in rerun.stdout and "IDENTICAL" in rerun.stdout
+    again = admin(server, "rerun", str(done_match), "--requeue")
+    assert again.returncode == 2 and "would count it twice" in again.stderr
+
     # A disabled bot is never paired again; its games and rating stay on the board.
     assert admin(server, "disable", "bot", "random").returncode == 0
     first = server.json("/api/matches?limit=1")[0]["id"]  # the last match it may be in
