@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -14,9 +15,10 @@ import threading
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from conftest import ROOT, needs
-from serverkit import SAMPLES, Server, wait_for, write_config
+from serverkit import SAMPLES, Server, free_port, wait_for, write_config
 
 needs_bwrap = needs(shutil.which("bwrap") is None, "bwrap is not installed")
 
@@ -496,6 +498,13 @@ def test_forwarded_headers_are_believed_from_the_proxy_only() -> None:
         parse_addresses(["proxy.example"])
 
 
+def _answers(client: httpx.Client) -> bool:
+    try:
+        return client.get("/api/health").status_code == 200
+    except httpx.TransportError:
+        return False
+
+
 def _block_from_docs(fence: str, first_line: str) -> str:
     text = (ROOT / "docs" / "server.md").read_text()
     start = text.index(f"```{fence}\n{first_line}\n")
@@ -506,10 +515,13 @@ def _block_from_docs(fence: str, first_line: str) -> str:
 def test_the_nginx_example_in_the_docs(tmp_path: Path) -> None:
     """docs/server.md's nginx site passes ``nginx -t`` (a throw-away certificate in
     place of Let's Encrypt's, the rest as written), and keeps what the server
-    needs: Host passed through, X-Forwarded-For set (not appended), the scheme."""
+    needs: Host passed through, X-Forwarded-For set (not appended), the scheme.
+    Then it runs, on loopback ports, in front of a real server: signing in through
+    it passes the Origin check and gets a Secure cookie, a foreign Origin does not,
+    and the address a visitor claims is not the one the server sees."""
     site = _block_from_docs("nginx", "# /etc/nginx/sites-available/referee")
     assert "proxy_set_header X-Forwarded-For $remote_addr;" in site
-    assert "proxy_set_header Host $host;" in site
+    assert "proxy_set_header Host $http_host;" in site
     assert "proxy_set_header X-Forwarded-Proto $scheme;" in site
     assert "location = /metrics { return 404; }" in site
     cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
@@ -538,6 +550,47 @@ def test_the_nginx_example_in_the_docs(tmp_path: Path) -> None:
         timeout=60,
     )
     assert proc.returncode == 0 and "test is successful" in proc.stderr, proc.stderr
+
+    # The same site on loopback ports, in front of a real server.
+    server = Server(
+        write_config(tmp_path, rounds=20, mode="invite"),
+        tmp_path / "data",
+        extra=("--trust-proxy", "127.0.0.1"),
+    )
+    https, http = free_port(), free_port()
+    conf.write_text(
+        conf.read_text()
+        .replace("listen 443 ssl;", f"listen 127.0.0.1:{https} ssl;")
+        .replace("listen 80;", f"listen 127.0.0.1:{http};")
+        .replace("http://127.0.0.1:8080", server.url)
+        .replace("pid ", "daemon off;\nuser root;\npid ", 1)
+    )
+    nginx = subprocess.Popen(["nginx", "-c", str(conf), "-p", str(tmp_path)])
+    base = f"https://127.0.0.1:{https}"
+    try:
+        token = server.add_competitor("alice")
+        with httpx.Client(base_url=base, verify=False, timeout=30) as browser:
+            wait_for(lambda: _answers(browser), 30, "nginx")
+            for origin, expected in (("https://evil.example", 403), (base, 303)):
+                page = browser.get("/login")
+                csrf = re.search(r'name="csrf" value="([^"]+)"', page.text)
+                assert csrf is not None, page.text
+                r = browser.post(
+                    "/login",
+                    data={"token": token, "csrf": csrf[1]},
+                    headers={"Origin": origin, "X-Forwarded-For": "6.6.6.6"},
+                )
+                assert r.status_code == expected, (origin, r.status_code, r.text[-500:])
+            cookies = r.headers.get_list("set-cookie")
+            assert cookies and all("secure" in c.lower() for c in cookies), cookies
+            assert browser.get("/me").status_code == 200
+    finally:
+        nginx.send_signal(signal.SIGQUIT)
+        nginx.wait(timeout=30)
+        server.stop()
+    log = [json.loads(line) for line in server.log.read_text().splitlines() if line[:1] == "{"]
+    logins = [e for e in log if e.get("route") == "/login" and e["method"] == "POST"]
+    assert len(logins) == 2 and {e["client"] for e in logins} == {"127.0.0.1"}
 
 
 @needs(shutil.which("caddy") is None, "caddy is not installed")
