@@ -14,7 +14,9 @@ of its bot over ``/api/submit`` for the length of the run:
 - "tiered" competitors upload bots of known strength: uniformly random moves, but
   "rock" with probability q, for q in TIERS. Every adaptive opponent (the sample
   bots ``frequency`` and ``markov``, and the "counter" competitors) exploits the
-  tell, by about q points a round, so a weaker tier (larger q) should end lower;
+  tell, so a weaker tier (larger q) should end lower. Each uploads ``--versions``
+  versions (a rating belongs to a version, and a new one starts from no games),
+  then its last version plays on;
 - "counter" competitors upload a bot that beats the opponent's most frequent move;
 - hostile competitors (a share ``--hostile``) send bad archives, an archive with a
   ``..`` member, an upload over the size limit, a body that stalls, a bot that
@@ -66,7 +68,12 @@ ROOT = Path(__file__).resolve().parent.parent
 MAX_COMPETITORS = 200
 MAX_MINUTES = 60.0
 MAX_STEPS = 500  # actions of one competitor, whatever the length
-TIERS = (0.0, 0.06, 0.12, 0.24)  # the chance a tiered bot plays "rock" instead of at random
+# The chance a tiered bot plays "rock" instead of at random. Chosen where a match's
+# result still depends on it: against a bot that counters the most frequent move,
+# a 300-round match is lost about half the time at 0, most of the time at 0.05 and
+# nearly always at 0.12 (a larger tell only loses as surely, so it could not be
+# told from 0.12 by wins and losses, which is all a rating sees).
+TIERS = (0.0, 0.05, 0.12)
 UPLOAD_TIMEOUT = 180.0  # an upload waits for its validation match
 PAGE_TIMEOUT = 30.0
 
@@ -343,6 +350,8 @@ class Competitor:
         )
         self.token = ""
         self.version = 0
+        self.uploads = 0  # good bots uploaded
+        self.max_uploads = 2
 
     # -- requests ------------------------------------------------------------------
 
@@ -488,7 +497,8 @@ class Competitor:
                     self.log.answer(action, r.status_code, time.monotonic() - started)
                 except httpx.HTTPError as exc:
                     self.log.error(action, exc)
-        else:
+        elif self.uploads < self.max_uploads:
+            self.uploads += 1
             self.upload("good upload", self.good_bot(), "bot.py")
 
     # -- the season --------------------------------------------------------------------
@@ -502,8 +512,11 @@ class Competitor:
                     break
                 if self.kind == "hostile":
                     self.hostile_step()
-                else:
+                elif self.uploads < self.max_uploads:
+                    self.uploads += 1
                     self.upload("good upload", self.good_bot(), "bot.py")
+                else:
+                    break  # its last version plays on the ladder for the rest of the run
                 lo, hi = self.pause
                 # The first versions come quickly, then one now and then.
                 wait = self.rng.uniform(lo, hi) * (0.3 if step == 0 else 1.0)
@@ -650,18 +663,25 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("-j", "--jobs", type=int, default=2, help="ladder matches at once")
     p.add_argument("--rounds", type=int, default=300, help="rounds of a ladder match")
     p.add_argument("--validation-rounds", type=int, default=100)
+    p.add_argument(
+        "--versions",
+        type=int,
+        default=2,
+        help="good versions a competitor uploads (then its last plays on: a rating is "
+        "a version's, and a new version starts with no games)",
+    )
     p.add_argument("--cli-verify", type=int, default=5, help="replays also checked by the command")
     p.add_argument(
         "--pause",
         type=float,
         nargs=2,
-        default=(60.0, 150.0),
+        default=(40.0, 90.0),
         metavar=("LO", "HI"),
         help="seconds between a competitor's uploads (uniform)",
     )
     p.add_argument("--p99-limit", type=float, default=2.0, help="seconds (default 2)")
     p.add_argument("--rss-growth-mib", type=float, default=40.0)
-    p.add_argument("--order-min-games", type=float, default=15.0)
+    p.add_argument("--order-min-games", type=float, default=8.0)
     p.add_argument("--json", type=Path, help="write the report here too")
     p.add_argument("--keep", type=Path, help="keep the server's directory here")
     p.add_argument("--seed", type=int, default=1)
@@ -710,6 +730,11 @@ def main(argv: list[str] | None = None) -> int:
         Competitor(i, kind, server, log, stop_at, args.seed * 1000 + i, tuple(args.pause))
         for i, kind in enumerate(kinds)
     ]
+    tiered = [c for c in competitors if c.kind == "tiered"]
+    for k, c in enumerate(tiered):  # as many of each tier as can be
+        c.tier = TIERS[k % len(TIERS)]
+    for c in competitors:
+        c.max_uploads = args.versions
 
     def spawn(target: Callable[..., None], *a: Any) -> None:
         t = threading.Thread(target=target, args=a, daemon=True)
@@ -808,7 +833,11 @@ def main(argv: list[str] | None = None) -> int:
     if report["server_exit"] != 0:
         problems.append(f"the server exited with {report['server_exit']} on SIGTERM")
     order = report["ladder"]
-    judged = order["mean_games"] >= args.order_min_games
+    # Judged when every tier has at least two rated bots with enough games between them.
+    per_tier = order["bots_per_tier"]
+    judged = order["mean_games"] >= args.order_min_games and (
+        len(per_tier) == len(TIERS) and min(per_tier.values()) >= 2
+    )
     order["judged"] = judged
     if judged and not order["tiers_in_order"]:
         problems.append("the ladder does not order the tiers of known strength")
