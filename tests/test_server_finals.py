@@ -9,7 +9,7 @@ import json
 import re
 from pathlib import Path
 
-from conftest import run_cli
+from conftest import ROOT, run_cli
 from serverkit import Server, wait_for, write_config
 
 
@@ -41,7 +41,11 @@ def test_finals_freeze_the_ladder_and_publish_the_bracket(tmp_path: Path) -> Non
         assert f'<strong id="champion">{summary["champion"]}</strong>' in page
         game = final["games"][0]
         assert f'href="/finals/matches/{game}"' in page
-        assert 'id="replay-data"' in finals.get(f"/finals/matches/{game}").text
+        viewer = finals.get(f"/finals/matches/{game}").text
+        assert 'id="replay-data"' in viewer
+        # The bots' paths on the server are not the public's.
+        for shown in (viewer, finals.get("/api/finals").text):
+            assert str(ROOT) not in shown and str(data) not in shown
         # Frozen from the start: the ladder played nothing.
         assert not any(k.startswith("ladder.") for k in finals.counts())
     finally:

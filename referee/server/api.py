@@ -12,6 +12,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from ..replay_public import without_paths
 from .context import HOUR, Site, cached, route
 from .db import Competitor, MatchRow
 from .sessions import too_many
@@ -201,7 +202,7 @@ async def api_challenge(site: Site, request: Request) -> Response:
 async def api_finals(site: Site, request: Request) -> Response:
     if site.finals is None:
         raise HTTPException(404, "no finals have been run")
-    return JSONResponse(site.finals)
+    return JSONResponse(without_paths(site.finals))
 
 
 def routes(site: Site) -> list[Route]:

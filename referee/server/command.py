@@ -180,6 +180,7 @@ def use_scratch(data_dir: Path) -> None:
 def run(args: argparse.Namespace) -> int:
     from .config import load_competition
     from .db import NameTaken, Store
+    from .names import name_problem
 
     try:
         cfg = load_competition(args.config)
@@ -196,8 +197,9 @@ def run(args: argparse.Namespace) -> int:
     try:
         if args.add_competitor is not None:
             name = args.add_competitor.strip()
-            if not name or len(name) > 64 or not name.isprintable():
-                raise CliError("a competitor's name must be 1-64 printable characters")
+            problem = name_problem(name, "a competitor's name")
+            if problem is not None:
+                raise CliError(problem)
             try:
                 token = store.add_competitor(name)
             except NameTaken as exc:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import os
 import secrets
 import sqlite3
 import time
@@ -179,10 +180,37 @@ def hash_token(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
+# The data directory's own mode: its owner reads and writes it; the bots' uids may
+# pass through it to their version's files (``versions/``, which must be readable
+# by them) but list nothing.
+DATA_DIR_MODE = 0o711
+# Directories a bot never reads, and the database: the owner's only.
+PRIVATE_DIRS = ("logs", "replays", "public", "finals")
+
+
+def owner_only(data_dir: Path) -> None:
+    """Create the data directory (or tighten an existing one) so that other local
+    users can read nothing in it: the database (token hashes, sessions) and its
+    journal 0600, the logs and replays (the bots' stderr) 0700. SQLite creates its
+    WAL and shared-memory files with the database file's mode."""
+    data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    os.chmod(data_dir, DATA_DIR_MODE)
+    (data_dir / "versions").mkdir(exist_ok=True, mode=0o711)
+    os.chmod(data_dir / "versions", 0o711)
+    for name in PRIVATE_DIRS:
+        (data_dir / name).mkdir(exist_ok=True, mode=0o700)
+        os.chmod(data_dir / name, 0o700)
+    os.close(os.open(data_dir / DB_NAME, os.O_RDWR | os.O_CREAT, 0o600))
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        path = data_dir / (DB_NAME + suffix)
+        if path.exists():
+            os.chmod(path, 0o600)
+
+
 class Store:
     def __init__(self, data_dir: Path) -> None:
         self.dir = data_dir
-        data_dir.mkdir(parents=True, exist_ok=True)
+        owner_only(data_dir)
         self.conn = sqlite3.connect(data_dir / DB_NAME, timeout=30.0, isolation_level=None)
         self.conn.execute("PRAGMA journal_mode=WAL")
         # NORMAL: durable against the server being killed (the WAL holds a commit by

@@ -16,8 +16,10 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
+from ..replay_public import write_public_replay
 from .api import bot_data, challenge, find_bot, find_match, public_outcome
 from .context import Site, cached, route
+from .db import MatchRow
 
 
 @cached
@@ -68,16 +70,14 @@ async def match_page(site: Site, request: Request) -> Response:
 
 async def match_replay(site: Site, request: Request) -> Response:
     row = find_match(site, request)
-    if not row.replay or not (site.dir / row.replay).is_file():
-        raise HTTPException(404, "this match has no replay (yet)")
-    return replay_response(site.dir / row.replay, f"match-{row.id}.jsonl")
+    path = await replay_for(site, request, row)
+    return replay_response(path, f"match-{row.id}.jsonl")
 
 
 async def match_viewer(site: Site, request: Request) -> Response:
     row = find_match(site, request)
-    if not row.replay or not (site.dir / row.replay).is_file():
-        raise HTTPException(404, "this match has no replay (yet)")
-    html = await trio.to_thread.run_sync(viewer_html, site.dir / row.replay)
+    path = await replay_for(site, request, row)
+    html = await trio.to_thread.run_sync(viewer_html, path)
     if html is None:
         raise HTTPException(404, "this match's replay cannot be read")
     return HTMLResponse(html)
@@ -131,8 +131,8 @@ async def me_page(site: Site, request: Request) -> Response:
 async def me_log(site: Site, request: Request) -> Response:
     store = site.store
     me = site.sessions.required(request)
-    row = store.match(int(request.path_params["mid"]))
-    seat = int(request.path_params["seat"])
+    mid, seat = request.path_params["mid"], request.path_params["seat"]
+    row = store.match(mid) if 0 < mid < 1 << 62 else None
     if row is None or seat not in (0, 1):
         raise HTTPException(404, "no such match")
     version = store.version(row.version0 if seat == 0 else row.version1)
@@ -182,6 +182,7 @@ async def finals_match(site: Site, request: Request) -> Response:
     path = next((p for p in found if p.is_file()), None)
     if site.finals is None or path is None:
         raise HTTPException(404, "no such finals match")
+    path = await public_copy(path, site.dir / "finals" / "public" / path.name)
     html = await trio.to_thread.run_sync(viewer_html, path)
     if html is None:
         return replay_response(path, f"{mid}.jsonl")
@@ -204,6 +205,32 @@ def routes(site: Site) -> list[Route]:
 
 
 # -- helpers -------------------------------------------------------------------
+
+
+async def replay_for(site: Site, request: Request, row: MatchRow) -> Path:
+    """The replay of ``row`` as the requester may read it: as recorded for an owner
+    of one of its bots, else its public copy (no stderr, no server paths; made
+    once, on the first public request, and kept: a finished replay never changes)."""
+    if not row.replay or row.status != "done" or not (site.dir / row.replay).is_file():
+        raise HTTPException(404, "this match has no replay (yet)")
+    original = site.dir / row.replay
+    me = site.sessions.current(request)
+    if me is not None:
+        for vid in (row.version0, row.version1):
+            version = site.store.version(vid)
+            if version is not None and version.owner_id == me.id:
+                return original
+    return await public_copy(original, site.dir / "public" / original.name)
+
+
+async def public_copy(original: Path, public: Path) -> Path:
+    """``public``, written from ``original`` by ``write_public_replay`` if missing."""
+    if not public.is_file():
+        try:
+            await trio.to_thread.run_sync(write_public_replay, original, public)
+        except (OSError, ValueError) as exc:
+            raise HTTPException(404, f"this match's replay cannot be read: {exc}") from None
+    return public
 
 
 def replay_response(path: Path, filename: str) -> Response:

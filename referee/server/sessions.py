@@ -121,7 +121,7 @@ class Sessions:
             form_secret = request.cookies.get(FORM_COOKIE, "")
             expected = self._sign("form:" + form_secret)[:32] if form_secret else ""
         given = str(form.get("csrf") or "")
-        if not expected or not hmac.compare_digest(given, expected):
+        if not expected or not hmac.compare_digest(given.encode(), expected.encode()):
             raise HTTPException(403, "the form's CSRF token is missing or stale: reload the page")
 
     # -- signing in and out --------------------------------------------------------

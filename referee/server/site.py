@@ -1,12 +1,13 @@
 """``referee site TOURNAMENT_DIR OUT_DIR``: a finished ``referee tournament`` as
 static web pages (standings with rating intervals, cross-table, bracket, every
-match linked to its HTML replay), plain files any web server can host."""
+match linked to its HTML replay), plain files any web server can host. The
+replays and their pages are the public copies (``replay_public``): no bot's
+stderr, no paths the bots ran from."""
 
 from __future__ import annotations
 
 import argparse
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +45,7 @@ def render_site(tournament: Path, out: Path) -> int:
     """Write the pages; returns the number of match pages written."""
     from ..errors import ReplayError
     from ..html_report import render_html
+    from ..replay_public import without_paths, write_public_replay
     from ..replay_view import load_view
 
     results = tournament / "results.json"
@@ -68,9 +70,14 @@ def render_site(tournament: Path, out: Path) -> int:
         if not source.is_file() or tournament.resolve() not in source.parents:
             continue
         copy = f"replays/{mid}{replay_suffix_of(source)}"
-        shutil.copyfile(source, out / copy)
+        # The public copy: the bots' stderr and the paths they ran from are their
+        # owners' business, not the readers' of a site.
         try:
-            page = render_html(load_view(source))
+            write_public_replay(source, out / copy)
+        except ValueError as exc:
+            raise CliError(f"cannot read the replay {source}: {exc}") from None
+        try:
+            page = render_html(load_view(out / copy))
         except ReplayError:
             links[mid] = copy  # a game the viewer does not draw
             continue
@@ -82,7 +89,7 @@ def render_site(tournament: Path, out: Path) -> int:
         .render(t=summary, match_link=lambda mid: links.get(str(mid)))
     )
     (out / "index.html").write_text(html, encoding="utf-8")
-    shutil.copyfile(results, out / "results.json")
+    (out / "results.json").write_text(json.dumps(without_paths(summary), indent=1) + "\n")
     return sum(1 for v in links.values() if v.startswith("matches/"))
 
 
