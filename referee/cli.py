@@ -56,6 +56,12 @@ COMMANDS: dict[str, tuple[str, str, str, str]] = {
         "configure",
         "run",
     ),
+    "admin": (
+        "referee.server.admin",
+        "the organiser's commands for a competition server's data",
+        "configure",
+        "run",
+    ),
     "submit": ("referee.server.submit", "upload a bot to a competition server", "configure", "run"),
     "site": (
         "referee.server.site",

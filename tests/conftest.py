@@ -52,6 +52,8 @@ LONGEST_FIRST = (
     "test_tournament.py",
     "test_server.py",
     "test_server_crash.py",
+    "test_server_ops.py",
+    "test_season.py",
     "test_sprt.py",
     "test_deception_bots.py",
     "test_tournament_tables.py",

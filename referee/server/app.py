@@ -23,7 +23,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from . import accounts, api, pages, uploads
+from . import accounts, api, metrics, pages, uploads
 from .context import Site
 from .sessions import security_headers
 
@@ -66,6 +66,7 @@ def build_app(site: Site) -> Any:
         *accounts.routes(site),
         *uploads.routes(site),
         *api.routes(site),
+        *metrics.routes(site),
     ]
     application = Starlette(routes=routes, exception_handlers={HTTPException: http_error})
 
@@ -73,7 +74,7 @@ def build_app(site: Site) -> Any:
         if not await site.send_cached(scope, send):
             await application(scope, receive, send)
 
-    return security_headers(app)
+    return metrics.instrument(security_headers(app), routes)
 
 
 def _carries_body(request: Request) -> bool:

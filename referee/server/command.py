@@ -6,9 +6,11 @@ import argparse
 import contextlib
 import hashlib
 import json
+import os
 import signal
 import sys
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +31,7 @@ LISTEN_BACKLOG = 1024
 # a connection just as the client sends its next request on it, a request then lost
 # without a response ("server disconnected").
 KEEP_ALIVE_SECONDS = 30.0
+GRACEFUL_SECONDS = 10.0
 # How many times Python's default allocations between young collections the server
 # allows (see quiet_garbage_collector).
 GC_YOUNG_FACTOR = 10
@@ -42,7 +45,10 @@ def http_config(host: str, port: int) -> Config:
     config.bind = [f"{host}:{port}"]
     config.accesslog = None
     config.errorlog = "-"
-    config.graceful_timeout = 2.0
+    # On SIGTERM, how long the requests in flight have to finish: an upload whose
+    # validation match is cancelled gets its 503 once the match's worker has stopped
+    # its bots, which took 3 s on a loaded two-CPU machine.
+    config.graceful_timeout = GRACEFUL_SECONDS
     config.keep_alive_timeout = KEEP_ALIVE_SECONDS
     # Readers that connect at once while the loop is busy wait in the kernel's accept
     # queue; with hypercorn's default of 100 a burst overflows it and the kernel drops
@@ -74,6 +80,15 @@ def configure(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="freeze the ladder and play the finals on the current versions (the ladder "
         "stays frozen; a restart carries on with unfinished finals)",
+    )
+    p.add_argument(
+        "--trust-proxy",
+        metavar="ADDR",
+        action="append",
+        default=[],
+        help="a reverse proxy's IP address: requests from it are taken to come from the "
+        "last address in their X-Forwarded-For, by the scheme in X-Forwarded-Proto "
+        "(repeatable; from anyone else those headers are ignored)",
     )
     add_replay_format_argument(p)
     p.add_argument(
@@ -138,6 +153,30 @@ def seed_samples(store: Any, cfg: Any) -> None:
         store.add_version(entry.name, None, sha, argv, "active")
 
 
+def use_scratch(data_dir: Path) -> None:
+    """Sweep what a killed server of ``data_dir`` left, then make this data
+    directory's scratch directory the temporary directory of every match worker
+    (they inherit the environment) and of this process (see housekeeping)."""
+    import tempfile
+
+    from .housekeeping import sweep
+
+    try:
+        killed, removed = sweep(data_dir)
+    except OSError as exc:
+        raise CliError(f"cannot clean {data_dir}: {exc.strerror or exc}") from None
+    if killed or removed:
+        print(
+            f"referee serve: removed what a stopped server left: {killed} bot processes, "
+            f"{removed} scratch directories",
+            flush=True,
+        )
+    from .housekeeping import scratch_root
+
+    os.environ["TMPDIR"] = str(scratch_root(data_dir))
+    tempfile.tempdir = None  # read TMPDIR again
+
+
 def run(args: argparse.Namespace) -> int:
     from .config import load_competition
     from .db import NameTaken, Store
@@ -186,7 +225,15 @@ def _serve(store: Any, cfg: Any, data_dir: Path, args: argparse.Namespace) -> in
     from ..match import random_seed
     from ..tournament.command import _cluster_executor, usable_cpus
     from ..tournament.executor import ProcessExecutor
+    from . import moderation
     from .app import Site, build_app, warm_up
+    from .housekeeping import scratch_root
+    from .proxy import forwarded, parse_addresses
+
+    try:
+        trusted = parse_addresses(args.trust_proxy)
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
     from .finals import load_finished, run_finals
     from .ladder import Ladder
 
@@ -194,6 +241,7 @@ def _serve(store: Any, cfg: Any, data_dir: Path, args: argparse.Namespace) -> in
         sandbox.choose_layer(cfg.limits.sandbox)
     except (sandbox.SandboxError, ValueError) as exc:
         raise CliError(f"containment: {exc}") from None
+    use_scratch(data_dir)
     seed_text = store.get("seed")
     if seed_text is None:
         seed = cfg.seed if cfg.seed is not None else random_seed()
@@ -217,9 +265,18 @@ def _serve(store: Any, cfg: Any, data_dir: Path, args: argparse.Namespace) -> in
         # groups processes by session (autogroup), the worker's and each bot's
         # session group take that nice value too (docs/server.md).
         nice = cfg.ladder.nice
-        executor = cluster or ProcessExecutor(jobs, data_dir / "workers", nice=nice)
+        # Each worker keeps its bots' scratch directories under DIR/scratch, where a
+        # worker's death is cleaned up at once and a killed server's at the next start.
+        scratch = scratch_root(data_dir)
+        executor = cluster or ProcessExecutor(
+            jobs, data_dir / "workers", nice=nice, scratch=scratch / "ladder"
+        )
         validator = ProcessExecutor(
-            1, data_dir / "workers" / "validation", share_cpus=False, nice=nice
+            1,
+            data_dir / "workers" / "validation",
+            share_cpus=False,
+            nice=nice,
+            scratch=scratch / "validation",
         )
         ladder = Ladder(store, cfg, data_dir, executor, validator, seed)
         ladder.frozen = store.get("frozen") == "1"
@@ -227,15 +284,20 @@ def _serve(store: Any, cfg: Any, data_dir: Path, args: argparse.Namespace) -> in
         finals_state = store.get("finals")
         if finals_state == "complete":
             load_finished(site, data_dir)
-        app = build_app(site)
+        app = forwarded(build_app(site), trusted)
         hconfig = http_config(args.host, args.port)
         try:
             async with trio.open_nursery() as nursery:
+                # SIGTERM or SIGINT: the web server stops taking connections and gives
+                # the requests in flight graceful_timeout to finish, while the matches
+                # are cancelled (each worker stops its bots; a validation in progress
+                # answers its upload with a 503 and runs again at the next start).
+                stopping = trio.Event()
 
                 async def stop_on_signal() -> None:
                     with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
                         async for _ in signals:
-                            nursery.cancel_scope.cancel()
+                            stopping.set()
                             return
 
                 nursery.start_soon(stop_on_signal)
@@ -243,15 +305,21 @@ def _serve(store: Any, cfg: Any, data_dir: Path, args: argparse.Namespace) -> in
                 # Listen only once the first readers' pages can be made at once.
                 await warm_up(site, app)
                 quiet_garbage_collector()
-                binds = await nursery.start(serve, app, hconfig)
+                binds = await nursery.start(
+                    partial(serve, app, hconfig, shutdown_trigger=stopping.wait)
+                )
                 for bind in binds:
                     print(f"referee serve: {cfg.name} on {bind}", flush=True)
-                nursery.start_soon(ladder.run)
-                if args.finals or finals_state == "started":
-                    if finals_state == "complete":
-                        print("referee serve: the finals are already complete", flush=True)
-                    else:
-                        nursery.start_soon(run_finals, site, store, cfg, data_dir, executor, seed)
+                async with trio.open_nursery() as work:
+                    work.start_soon(ladder.run)
+                    work.start_soon(moderation.watch, site)
+                    if args.finals or finals_state == "started":
+                        if finals_state == "complete":
+                            print("referee serve: the finals are already complete", flush=True)
+                        else:
+                            work.start_soon(run_finals, site, store, cfg, data_dir, executor, seed)
+                    await stopping.wait()
+                    work.cancel_scope.cancel()
         finally:
             with trio.CancelScope(shield=True):
                 await executor.aclose()

@@ -24,6 +24,7 @@ from typing import Any
 import msgspec
 
 from ..outcome import MatchOutcome, SeatOutcome
+from . import moderation
 
 DB_NAME = "server.sqlite"
 SCHEMA_VERSION = 1
@@ -161,6 +162,10 @@ class MatchRow(msgspec.Struct, frozen=True):
 MATCH_COLUMNS = ", ".join(f"m.{f}" for f in MatchRow.__struct_fields__)
 
 
+# Competitors the organiser disabled are not found by token or session.
+_ENABLED = " AND id NOT IN (SELECT id FROM disabled WHERE kind = 'competitor')"
+
+
 class NameTaken(Exception):
     pass
 
@@ -213,6 +218,7 @@ class Store:
         self.conn.execute("PRAGMA synchronous=NORMAL")
         self.conn.execute("PRAGMA foreign_keys=ON")
         self.conn.executescript(_SCHEMA)
+        moderation.create(self.conn)
         if self.get("schema") is None:
             self.set("schema", str(SCHEMA_VERSION))
 
@@ -251,7 +257,8 @@ class Store:
     def competitor_by_token(self, token: str) -> Competitor | None:
         digest = hash_token(token)
         row = self.conn.execute(
-            "SELECT id, name, token_hash FROM competitors WHERE token_hash = ?", (digest,)
+            "SELECT id, name, token_hash FROM competitors WHERE token_hash = ?" + _ENABLED,
+            (digest,),
         ).fetchone()
         # The lookup found the row by its hash; the constant-time comparison keeps the
         # final check free of timing differences whatever the index does.
@@ -260,8 +267,23 @@ class Store:
         return Competitor(id=int(row[0]), name=str(row[1]))
 
     def competitor(self, cid: int) -> Competitor | None:
-        row = self.conn.execute("SELECT id, name FROM competitors WHERE id = ?", (cid,)).fetchone()
+        """The competitor ``cid``, unless the organiser disabled it (its sessions and
+        token then open nothing)."""
+        row = self.conn.execute(
+            "SELECT id, name FROM competitors WHERE id = ?" + _ENABLED, (cid,)
+        ).fetchone()
         return None if row is None else Competitor(id=int(row[0]), name=str(row[1]))
+
+    def rotate_token(self, cid: int) -> str:
+        """A new token for competitor ``cid`` (returned once); the old one stops working
+        and every session signed in before ends (whoever had the token may have one)."""
+        token = "rt_" + secrets.token_urlsafe(32)
+        with self.tx():
+            self.conn.execute(
+                "UPDATE competitors SET token_hash = ? WHERE id = ?", (hash_token(token), cid)
+            )
+            self.conn.execute("DELETE FROM sessions WHERE competitor = ?", (cid,))
+        return token
 
     def competitor_by_name(self, name: str) -> Competitor | None:
         row = self.conn.execute(
@@ -344,7 +366,8 @@ class Store:
         """The competitor of a live session, or None (unknown, signed out or expired)."""
         row = self.conn.execute(
             "SELECT c.id, c.name FROM sessions s JOIN competitors c ON c.id = s.competitor "
-            "WHERE s.id_hash = ? AND s.expires > ?",
+            "WHERE s.id_hash = ? AND s.expires > ? AND c.id NOT IN "
+            "(SELECT id FROM disabled WHERE kind = 'competitor')",
             (hash_token(value), time.time()),
         ).fetchone()
         return None if row is None else Competitor(id=int(row[0]), name=str(row[1]))

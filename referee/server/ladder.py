@@ -24,11 +24,22 @@ from ..replay import replay_suffix
 from ..tournament.config import match_settings
 from ..tournament.executor import Executor, MatchFailed
 from ..tournament.worker import Job
+from . import metrics, moderation
 from .config import CompetitionConfig
 from .db import Store, Version
 from .matchmaking import Rated, choose_pair, rate
 
 STDERR_TAIL = 2000  # characters of a refused bot's stderr shown in the refusal
+
+
+class ServerStopping(Exception):
+    """The server stopped before a version's validation match was over."""
+
+    def __init__(self, number: int) -> None:
+        super().__init__(
+            f"the server is stopping: version {number} is stored and is validated "
+            "when the server starts again"
+        )
 
 
 class Entry(msgspec.Struct):
@@ -50,6 +61,9 @@ class Entry(msgspec.Struct):
     draws: int
     losses: int
     faults: int
+    # Taken off the ladder by the organiser (``referee admin disable``): it plays no
+    # match; its rating stands on the matches it played.
+    disabled: bool = False
 
 
 def version_dir(data_dir: Path, sha256: str) -> Path:
@@ -106,6 +120,9 @@ class Ladder:
         self._refresh_lock = trio.Lock()
         self._counts: tuple[int, dict[str, int]] | None = None
         self._base = self._match_config_base()
+        self._nursery: trio.Nursery | None = None  # the ladder's tasks, once it runs
+        # Validation matches waiting for a worker wait here, so the wait is measured.
+        self._validation_slots = trio.Semaphore(max(1, getattr(validator, "size", 1)))
 
     # -- jobs ------------------------------------------------------------------
 
@@ -143,10 +160,12 @@ class Ladder:
             raise MatchFailed(str(exc)) from None
         self.store.set_match_status(mid, "running")
         self.generation += 1
+        labels = [b["label"] for b in job.bots]
         try:
             outcome = await (executor or self.executor).submit(job)
-        except MatchFailed:
+        except MatchFailed as exc:
             self.store.set_match_status(mid, "failed")
+            metrics.match_finished(mid, row.kind, "failed", labels, None, reason=str(exc))
             raise
         if outcome.replay:
             final = self.dir / "replays" / f"m{mid}{replay_suffix(self.cfg.replay_format)}"
@@ -154,6 +173,7 @@ class Ladder:
             # Relative to the data directory, which may be moved or restored elsewhere.
             outcome.replay = os.path.relpath(final, self.dir)
         self.store.record_match(mid, outcome)
+        metrics.match_finished(mid, row.kind, "done", labels, outcome.wall_s, outcome.winner)
         if row.kind == "ladder" and self.results is not None:
             s0, s1 = outcome.seats
             self.results.append(
@@ -179,6 +199,7 @@ class Ladder:
             # rate() keeps the results between current versions only.
             rated = await trio.to_thread.run_sync(rate, ids, list(self.results))
             by_id = {v.id: v for v in current}
+            disabled = moderation.disabled_versions(self.store.conn)
             order = sorted(
                 rated, key=lambda r: (-r.rating, r.games == 0, by_id[r.version].bot_name)
             )
@@ -203,6 +224,7 @@ class Ladder:
                         draws=r.draws,
                         losses=r.losses,
                         faults=r.faults,
+                        disabled=v.id in disabled,
                     )
                 )
             self.rated, self.leaderboard = rated, board
@@ -227,6 +249,7 @@ class Ladder:
         self.store.requeue_interrupted()
         await self.refresh()
         async with trio.open_nursery() as nursery:
+            self._nursery = nursery
             nursery.start_soon(self._revalidate)
             for _ in range(self.parallel()):
                 nursery.start_soon(self._feed)
@@ -237,9 +260,15 @@ class Ladder:
             await self.validate(version)
 
     def _next_ladder_match(self) -> int | None:
-        """A queued (interrupted) ladder or challenge match, else a new pairing."""
+        """A queued (interrupted) ladder or challenge match, else a new pairing.
+        Versions the organiser disabled are never picked (read afresh each time:
+        ``referee admin`` changes them from another process)."""
+        unavailable = self.busy | moderation.disabled_versions(self.store.conn)
         for row in self.store.matches(status="queued", limit=50, ascending=True):
-            if row.kind in ("ladder", "challenge") and not {row.version0, row.version1} & self.busy:
+            if (
+                row.kind in ("ladder", "challenge")
+                and not {row.version0, row.version1} & unavailable
+            ):
                 self.store.set_match_status(row.id, "running")
                 return row.id
         if self.frozen:
@@ -250,7 +279,7 @@ class Ladder:
             self.cfg.ladder.random_share,
             self.cfg.ladder.settled_width,
             self.last_pair,
-            frozenset(self.busy),
+            frozenset(unavailable),
         )
         if pair is None:
             return None
@@ -313,6 +342,36 @@ class Ladder:
                 return v
         return None
 
+    async def validate_detached(self, version: Version) -> dict[str, Any]:
+        """``validate`` run among the ladder's own tasks, for a request to wait on:
+        the client hanging up does not cut the validation short, and the server
+        stopping does (the version stays "validating" and is validated when the
+        server starts again: ``_revalidate``). ServerStopping if it stopped first."""
+        nursery = self._nursery
+        if nursery is None:  # the ladder is not running (yet)
+            result: dict[str, Any] = {}
+            with trio.CancelScope(shield=True):
+                result = await self.validate(version)
+            return result
+        done = trio.Event()
+        box: dict[str, Any] = {}
+
+        async def job() -> None:
+            try:
+                box["result"] = await self.validate(version)
+            except Exception as exc:  # handed to the request, not the ladder's nursery
+                box["error"] = exc
+            finally:
+                done.set()
+
+        nursery.start_soon(job)
+        await done.wait()
+        if "error" in box:
+            raise box["error"]
+        if "result" not in box:
+            raise ServerStopping(version.number)
+        return dict(box["result"])
+
     async def validate(self, version: Version) -> dict[str, Any]:
         """Play the validation match of a new version against a sample bot (short,
         the real limits) and activate or refuse the version. Returns the verdict."""
@@ -331,7 +390,10 @@ class Ladder:
         seed = derive_seed(self.seed, "match", mid)
         self.store.conn.execute("UPDATE matches SET seed = ? WHERE id = ?", (seed, mid))
         try:
-            outcome = await self.play(mid, self.validator)
+            waiting_since = time.monotonic()
+            async with self._validation_slots:  # the validator's workers, all busy?
+                metrics.observe_validation_wait(time.monotonic() - waiting_since)
+                outcome = await self.play(mid, self.validator)
         except MatchFailed as exc:
             result: dict[str, Any] = {
                 "ok": False,

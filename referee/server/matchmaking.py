@@ -91,18 +91,25 @@ def rate(
         return out
     keys = list(kinds)
     counts = np.array([kinds[k] for k in keys], dtype=float)
-    # Each kind's contribution to the flattened score and game-count matrices.
-    to_score = np.zeros((len(keys), n * n))
-    to_games = np.zeros((len(keys), n * n))
-    for k, (a, b, first) in enumerate(keys):
-        to_score[k, a * n + b] += first
-        to_score[k, b * n + a] += 1.0 - first
-        to_games[k, a * n + b] += 1.0
-        to_games[k, b * n + a] += 1.0
+    # Each kind adds to two cells of the flattened score and game-count matrices:
+    # (a, b) and (b, a). Kept as cell indices and values, not as a dense
+    # kinds x n^2 matrix: a ladder of 51 versions that had played 4,000 matches
+    # has thousands of kinds, and the dense pair took over 100 MiB at every
+    # refresh (bench/season.py saw the server's memory grow by 180 MiB).
+    a_idx = np.array([a for a, _b, _f in keys], dtype=np.intp)
+    b_idx = np.array([b for _a, b, _f in keys], dtype=np.intp)
+    first_of = np.array([f for _a, _b, f in keys], dtype=float)
+    cells = np.concatenate([a_idx * n + b_idx, b_idx * n + a_idx])
+    score_share = np.concatenate([first_of, 1.0 - first_of])
 
     def fit(weights: np.ndarray, tol: float) -> np.ndarray:
-        score = (weights @ to_score).reshape(-1, n, n)
-        games = (weights @ to_games).reshape(-1, n, n)
+        both = np.concatenate([weights, weights], axis=1)  # samples x (2 kinds)
+        score_t = np.zeros((n * n, len(weights)))
+        games_t = np.zeros((n * n, len(weights)))
+        np.add.at(score_t, cells, (both * score_share).T)
+        np.add.at(games_t, cells, both.T)
+        score = score_t.T.reshape(-1, n, n)
+        games = games_t.T.reshape(-1, n, n)
         theta = _fit_bt(score, games, tol=tol)
         return np.asarray((theta - theta.mean(axis=1, keepdims=True)) * ELO)
 

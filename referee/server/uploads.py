@@ -39,6 +39,7 @@ from .config import SubmissionConfig
 from .context import HOUR, Site, route
 from .db import Competitor, NameTaken, Version
 from .intake import SCRATCH_PREFIX, Limits, Refused, unpack
+from .ladder import ServerStopping
 from .names import name_problem
 from .sessions import same_origin, too_many
 
@@ -249,10 +250,12 @@ async def submit(
         raise HTTPException(403, str(exc)) from None
     record.version = version.number
     site.ladder.touch()  # the bot's page lists the new version, being validated
-    # Shielded: a client that hangs up does not cut the validation short (the
-    # version would wait for a restart to be validated).
-    with trio.CancelScope(shield=True):
-        result = await site.ladder.validate(version)
+    # A client that hangs up does not cut the validation short; a server that stops
+    # does (the version is validated when it starts again).
+    try:
+        result = await site.ladder.validate_detached(version)
+    except ServerStopping as exc:
+        raise HTTPException(503, str(exc)) from None
     answer = {
         "accepted": bool(result.get("ok")),
         "bot": name,

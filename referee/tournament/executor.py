@@ -10,6 +10,7 @@ worth keeping).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from collections.abc import Sequence
@@ -23,6 +24,9 @@ from ..outcome import MatchOutcome
 from .worker import SPREAD, Job, Reply, worker_command, worker_popen_args
 
 MAX_ATTEMPTS = 3  # runs of one match before the tournament gives up on it
+# How long a worker asked to abandon its match may take to stop its bots and exit
+# before it is killed (it takes milliseconds unless the machine is swamped).
+STOP_GRACE_S = 5.0
 
 
 class MatchFailed(Exception):
@@ -91,9 +95,21 @@ class _Worker:
 
 
 class ProcessExecutor:
-    def __init__(self, size: int, log_dir: Path, share_cpus: bool = True, nice: int = 0) -> None:
+    def __init__(
+        self,
+        size: int,
+        log_dir: Path,
+        share_cpus: bool = True,
+        nice: int = 0,
+        scratch: Path | None = None,
+    ) -> None:
         self._size = max(1, size)
         self.log_dir = log_dir
+        # Where each worker's matches keep their bots' scratch directories: a
+        # directory per worker (its TMPDIR), swept when the worker dies or is
+        # killed, so a match that could not clean up after itself leaves nothing
+        # (see referee.scratch). None: the system's temporary directory.
+        self.scratch = scratch
         # Matches run this many steps of CPU priority below the coordinator (see
         # worker_command): a server that plays them keeps answering its pages.
         self._command = worker_command(nice)
@@ -130,9 +146,13 @@ class ProcessExecutor:
             # A new session: Ctrl-C in the terminal reaches only the coordinator,
             # which then stops the workers by closing their stdin (so in-flight
             # matches end cleanly instead of recording bots killed by SIGINT).
-            proc = await trio.lowlevel.open_process(
-                self._command, stderr=log, **worker_popen_args()
-            )
+            args = worker_popen_args()
+            scratch = self._scratch_of(w)
+            if scratch is not None:
+                scratch.mkdir(parents=True, exist_ok=True)
+                os.chmod(scratch, 0o711)  # the bots' uids reach their own directory in it
+                args["env"]["TMPDIR"] = str(scratch)
+            proc = await trio.lowlevel.open_process(self._command, stderr=log, **args)
         finally:
             log.close()
         if w.started:
@@ -162,6 +182,26 @@ class ProcessExecutor:
         reply, w.buf = w.buf.split(b"\n", 1)
         return reply
 
+    async def _stop(self, w: _Worker) -> None:
+        """End the worker's match and the worker: its stdin is closed (it abandons
+        the match, stopping the bots as a match stops them, and exits), then it is
+        killed if it has not exited within STOP_GRACE_S."""
+        proc = w.proc
+        with trio.CancelScope(shield=True):
+            if proc is not None and proc.stdin is not None:
+                try:
+                    await proc.stdin.aclose()
+                except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+                    pass
+                with trio.move_on_after(STOP_GRACE_S):
+                    await proc.wait()
+            await self._reap(w)
+
+    def _scratch_of(self, w: _Worker) -> Path | None:
+        if self.scratch is None:
+            return None
+        return self.scratch.resolve() / f"worker-{w.index + 1}"
+
     async def _reap(self, w: _Worker) -> None:
         proc = w.proc
         w.proc = None
@@ -171,6 +211,13 @@ class ProcessExecutor:
             if proc.returncode is None:
                 proc.kill()
             await proc.wait()
+            scratch = self._scratch_of(w)
+            if scratch is not None and proc.returncode != 0:
+                # It died or was killed, perhaps in the middle of a match: what its
+                # match started and made may still be there.
+                from .. import scratch as leftovers
+
+                await trio.to_thread.run_sync(leftovers.sweep, scratch)
 
     async def submit(self, job: Job) -> MatchOutcome:
         w = await self._idle_recv.receive()
@@ -201,10 +248,13 @@ class ProcessExecutor:
                 f"(see {self.log_dir / f'worker-{w.index + 1}.log'})"
             )
         except BaseException as exc:
-            # Cancelled (Ctrl-C, another match failed) in the middle of a match: the
-            # worker is busy with a match nobody will read, so it is replaced.
+            # Cancelled (Ctrl-C, a server's SIGTERM, another match failed) in the middle
+            # of a match: the worker is busy with a match nobody will read, so it is
+            # replaced. It is asked to abandon the match first, which stops the bots
+            # and removes their scratch directories; killed at once, it could leave
+            # both behind (a sandbox half set up has no parent left to end it).
             if w.job is not None and not isinstance(exc, MatchFailed):
-                await self._reap(w)
+                await self._stop(w)
             raise
         finally:
             w.job, w.since, w.confined = None, None, False
@@ -238,3 +288,7 @@ class ProcessExecutor:
                         await w.proc.wait()
             for w in self._workers:
                 await self._reap(w)
+                scratch = self._scratch_of(w)
+                if scratch is not None:
+                    with contextlib.suppress(OSError):  # gone, or not empty: swept at start
+                        scratch.rmdir()
