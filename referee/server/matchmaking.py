@@ -102,20 +102,20 @@ def rate(
     cells = np.concatenate([a_idx * n + b_idx, b_idx * n + a_idx])
     score_share = np.concatenate([first_of, 1.0 - first_of])
 
-    def fit(weights: np.ndarray, tol: float) -> np.ndarray:
+    def totals(weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Score and game-count matrices (samples x n x n) of weighted kinds."""
         both = np.concatenate([weights, weights], axis=1)  # samples x (2 kinds)
         score_t = np.zeros((n * n, len(weights)))
         games_t = np.zeros((n * n, len(weights)))
         np.add.at(score_t, cells, (both * score_share).T)
         np.add.at(games_t, cells, both.T)
-        score = score_t.T.reshape(-1, n, n)
-        games = games_t.T.reshape(-1, n, n)
-        theta = _fit_bt(score, games, tol=tol)
+        return score_t.T.reshape(-1, n, n), games_t.T.reshape(-1, n, n)
+
+    def fit(weights: np.ndarray, tol: float) -> np.ndarray:
+        theta = _fit_bt(*totals(weights), tol=tol)
         return np.asarray((theta - theta.mean(axis=1, keepdims=True)) * ELO)
 
-    raw = _fit_bt(
-        (counts @ to_score).reshape(1, n, n), (counts @ to_games).reshape(1, n, n), tol=1e-9
-    )[0]
+    raw = _fit_bt(*totals(counts[None, :]), tol=1e-9)[0]
     point = (raw - raw.mean()) * ELO
     low = high = point
     rank_low, rank_high = [1] * n, [n] * n
