@@ -48,8 +48,11 @@ def labels_of(header: Header) -> list[str]:
 
 
 def _score(value: Any) -> str:
+    """A score for people: three decimals, the exact value (as the replay holds it)
+    in the title."""
     if isinstance(value, float):
-        return f"{value:+.6f}" if value else "0"
+        shown = f"{value:+.3f}" if round(value, 3) else "0"
+        return f'<span title="{value!r}">{shown}</span>'
     return e(value)
 
 

@@ -268,6 +268,11 @@ def test_html_export_of_10000_rounds(big_replay: Path, tmp_path: Path) -> None:
     mv = np.frombuffer(base64.b64decode(payload["arrays"]["mv"]), dtype=np.uint8)
     spent = (mv >> 6) & 1
     assert int(spent.sum()) == sum(s["stats"]["tokens_spent"] for s in footer["result"]["seats"])
+    # Scores for people: three decimals on the page, the replay's exact value in the
+    # cell's title (six-decimal pairs were hard to read).
+    final = footer["result"]["seats"][0]["scores"]["final"]
+    assert f'<span title="{final!r}">{final:+.3f}</span>' in page
+    assert not re.search(r"<td class=\"num\">[-+]?\d\.\d{6}</td>", page)
 
 
 # -- rerun ---------------------------------------------------------------------------------
