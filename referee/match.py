@@ -613,22 +613,31 @@ class Match:
         of the match, has no time budget."""
         s = self.seats[seat]
         limits = self.cfg.limits
-        # "disk": the layer's writable places are tmpfs of the limits, capped by the
-        # kernel (ENOSPC); there is nothing to walk.
-        if s.scratch is None or self.layer is None or "disk" in self.layer.isolation:
+        if s.scratch is None or self.layer is None:
             return False
         private_tmp = "tmpfs" in self.layer.isolation
-        began = time.monotonic()
-        disk = sbx.disk_usage(
-            s.scratch,
-            pids,
-            private_tmp,
-            limits.disk_files,
-            None if last else DISK_WALK_BUDGET_S,
-        )
-        took = time.monotonic() - began
-        s.next_disk_walk = began + took + max(WATCHDOG_PERIOD, DISK_WALK_SPACING * took)
-        if disk.bytes <= limits.disk_mib * 1024 * 1024 and disk.entries <= limits.disk_files:
+        if "disk" in self.layer.isolation:
+            # The layer's writable places are tmpfs of the limits: the kernel caps
+            # their bytes (ENOSPC) and there is nothing to walk; their entries too
+            # where it could cap the inodes ("inodes"), else they are read from the
+            # file systems themselves (statvfs: bwrap cannot cap a tmpfs's inodes).
+            if "inodes" in self.layer.isolation:
+                return False
+            disk = sbx.tmpfs_usage(s.scratch, pids, private_tmp)
+            over = disk.entries > limits.disk_files
+        else:
+            began = time.monotonic()
+            disk = sbx.disk_usage(
+                s.scratch,
+                pids,
+                private_tmp,
+                limits.disk_files,
+                None if last else DISK_WALK_BUDGET_S,
+            )
+            took = time.monotonic() - began
+            s.next_disk_walk = began + took + max(WATCHDOG_PERIOD, DISK_WALK_SPACING * took)
+            over = disk.bytes > limits.disk_mib * MIB or disk.entries > limits.disk_files
+        if not over:
             return False
         self._fault(
             seat,

@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
-from referee.sandbox import disk_usage
+from conftest import skip_or_fail
+
+from referee import sandbox
+from referee.sandbox import Limits, disk_usage, tmpfs_usage
 
 
 def test_a_launch_on_its_way_into_the_sandbox_is_not_charged_the_hosts_tmp(tmp_path: Path) -> None:
@@ -14,3 +19,55 @@ def test_a_launch_on_its_way_into_the_sandbox_is_not_charged_the_hosts_tmp(tmp_p
     (tmp_path / "a.bin").write_bytes(b"x" * 8192)
     used = disk_usage(tmp_path, [os.getpid()], True, 100)
     assert used.entries == 1 and 8192 <= used.bytes < 65536
+
+
+def test_a_tmpfs_reading_counts_nothing_of_the_hosts_file_systems(tmp_path: Path) -> None:
+    # This process is in the host's mount namespace: no tmpfs of a bot to read.
+    (tmp_path / "a.bin").write_bytes(b"x" * 8192)
+    assert tmpfs_usage(tmp_path, [os.getpid()], True) == (0, 0, True)
+    assert tmpfs_usage(tmp_path, [], True) == (0, 0, True)
+
+
+def test_a_bwrap_bots_entries_are_read_from_its_scratch_tmpfs(tmp_path: Path) -> None:
+    # A real bot under bwrap makes 300 files in its scratch directory (a tmpfs of its
+    # own, out of the host's sight), then waits: the reading through /proc/<pid>/root
+    # sees them without a walk, and the host's directory holds none.
+    try:
+        layer = sandbox.choose_layer("bwrap")
+    except sandbox.SandboxError as exc:
+        skip_or_fail(f"layer bwrap does not work here: {exc}")
+    assert "disk" in layer.isolation and "inodes" not in layer.isolation
+    code = (
+        "import sys\n"
+        "for i in range(300): open(f'f{i}', 'w').close()\n"
+        "print('made', flush=True)\n"
+        "sys.stdin.read()\n"
+    )
+    scratch = tmp_path / "scratch"
+    launch = sandbox.prepare_launch(
+        [sys.executable, "-c", code], bot_dir=None, scratch=scratch, limits=Limits(), layer=layer
+    )
+    proc = subprocess.Popen(
+        launch.argv,
+        env=launch.env,
+        cwd=launch.cwd,
+        start_new_session=True,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        pass_fds=launch.pass_fds,
+    )
+    try:
+        launch.close_fds()
+        assert proc.stdout is not None and proc.stdout.readline() == b"made\n"
+        pids = sandbox.tree_usage(proc.pid).pids
+        used = tmpfs_usage(scratch.resolve(), pids, True)
+        # The 300 files, and what bwrap made in its /tmp on the way to the scratch
+        # directory (a few directories).
+        assert 300 <= used.entries < 320, used
+        assert list(scratch.iterdir()) == []
+        assert disk_usage(scratch, pids, False, 100).entries == 0  # what a walk would see
+    finally:
+        proc.kill()
+        proc.communicate(timeout=10)
+        sandbox.release_uid(launch.uid if launch.leased else None)

@@ -97,6 +97,11 @@ def test_the_hosts_shared_places_and_the_disk_cap(layer_name: str, tmp_path: Pat
         # writes at 16 MiB (ENOSPC), whatever the watchdog would have seen.
         assert seen["scratch_mib"] == limits.disk_mib, seen
         assert seen["fill"] == "ENOSPC" and seen["written_mib"] <= limits.disk_mib, seen
+        # Written to the bot's own tmpfs, gone with its sandbox: not on the host.
+        assert list((tmp_path / "scratch").iterdir()) == []
     else:
         assert seen["fill"] == "ok", seen
-    assert layer_name != "unshare" or "disk" in layer.isolation
+    # Both make the scratch directory a tmpfs of the limit (bwrap with --size, which
+    # every bwrap the layer accepts has); only unshare caps its inodes too.
+    assert layer_name not in ("bwrap", "unshare") or "disk" in layer.isolation
+    assert ("inodes" in layer.isolation) == (layer_name == "unshare")

@@ -204,11 +204,15 @@ def test_a_league_with_a_deep_tree_attacker_finishes_and_charges_it_alone(
 ) -> None:
     # The attacker hides 32 MiB below 1108 nested directories: on the old referee the
     # disk walk missed it and the teardown's rmtree raised RecursionError, and after
-    # three such deaths of its worker the league stopped.
+    # three such deaths of its worker the league stopped. Played under basic, whose
+    # scratch directories are the host's: bwrap and unshare make each a tmpfs of
+    # --disk-mib, which refuses the writes (the zoo checks that), so nothing deep is
+    # left there to walk or remove.
     attacker = ROOT / "tests" / "zoo" / "deep_disk_hog.py"
     out = tmp_path / "league"
     argv = [sys.executable, "-m", "referee", "tournament", "rock", "cycler", f"python {attacker}"]
     argv += ["--rounds", "10", "--move-timeout", "20", "--disk-mib", "16", "--legs", "1"]
+    argv += ["--sandbox", "basic"]
     argv += ["--finalists", "0", "--seed", "3", "-j", "2", "--out", str(out), "--quiet"]
     proc = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=180)
     assert proc.returncode == 0, proc.stderr[-2000:]

@@ -67,7 +67,7 @@ from .cleanup import (
     remove_tree,
     sweep_stale_scratch,
 )
-from .disk import DiskUsage, disk_usage
+from .disk import DiskUsage, disk_usage, tmpfs_usage
 from .fairness import FairShare
 from .identity import BotUnreachable, lease_uid, release_uid
 from .launch import containment_record, prepare_launch
@@ -126,6 +126,7 @@ __all__ = [
     "carry_nice",
     "cpus_busy_s",
     "disk_usage",
+    "tmpfs_usage",
     "choose_layer",
     "clear_keyrings",
     "containment_record",

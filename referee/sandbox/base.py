@@ -82,7 +82,10 @@ class Limits(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     # ``len(tree_usage(pid).pids)`` against it.
     processes: int = 256
     # The bot's writable space (scratch directory, and bwrap's /tmp and /dev/shm):
-    # total size and number of entries, enforced by the referee's watchdog.
+    # total size and number of entries, enforced by the referee's watchdog; where
+    # the layer makes the scratch directory a tmpfs ("disk"), disk_mib is its size
+    # (the kernel's ENOSPC) and disk_files its inode count ("inodes") or the
+    # watchdog's bound on the entries of the bot's tmpfs (read by statvfs).
     disk_mib: int = 256
     disk_files: int = 16384
     # When the referee runs as root, each bot runs as its own uid (and gid) from
@@ -103,7 +106,9 @@ class Layer(msgspec.Struct, frozen=True):
     # /tmp and /dev/shm), "syscalls" (a seccomp allow-list; ``seccomp`` names the calls
     # it refuses by name), "sockets" (no socket may be created: socketpair only),
     # "unix" (no host Unix socket in reach), "disk" (the writable places are tmpfs of
-    # the disk limits: the kernel caps them, the watchdog need not walk them), "uid"
+    # the disk limits: the kernel caps their size, the watchdog need not walk them),
+    # "inodes" (the kernel caps the scratch tmpfs's entries too: without it, the
+    # watchdog reads their count with statvfs), "uid"
     # (each bot runs as an unprivileged uid of its own: the referee is root).
     isolation: tuple[str, ...] = ()
     self_test_ms: float = 0.0

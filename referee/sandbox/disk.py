@@ -1,6 +1,10 @@
 """How much a bot has written: its scratch directory's size and number of entries,
 and (under bwrap) its private /tmp and /dev/shm, read through /proc/<pid>/root.
-The watchdog compares it with ``Limits.disk_mib`` and ``Limits.disk_files``."""
+The watchdog compares it with ``Limits.disk_mib`` and ``Limits.disk_files``.
+
+Where the layer made the scratch directory a tmpfs of the disk limit ("disk"), the
+kernel caps its bytes and nothing is walked: :func:`tmpfs_usage` reads what its file
+systems say of themselves (statvfs), for the entry count the layer could not cap."""
 
 from __future__ import annotations
 
@@ -136,6 +140,30 @@ def disk_usage(
             used = used._replace(
                 bytes=used.bytes + extra.bytes, entries=used.entries + extra.entries
             )
+    return used
+
+
+def tmpfs_usage(scratch: Path, pids: list[int], private_tmp: bool) -> DiskUsage:
+    """What the bot whose live tree is ``pids`` holds in its own tmpfs (the scratch
+    directory, and /tmp and /dev/shm when ``private_tmp``), as those file systems
+    count it: a few statvfs calls through ``/proc/<pid>/root``, whatever the tree.
+    A tmpfs's own root directory is not an entry. A place that is still
+    the host's (a launch on its way into the sandbox) counts nothing. Never raises."""
+    if not pids or not _own_mounts(pids[-1]):
+        return DiskUsage(0, 0)
+    root = f"/proc/{pids[-1]}/root"
+    used = DiskUsage(0, 0)
+    places = [(f"{root}{scratch}", str(scratch))]
+    if private_tmp:
+        places += [(f"{root}/{p}", f"/{p}") for p in ("tmp", "dev/shm")]
+    for inside, host in places:
+        if _same_filesystem(inside, host):
+            continue
+        extra = _tmpfs_used(inside)
+        used = used._replace(
+            bytes=used.bytes + extra.bytes,
+            entries=used.entries + max(0, extra.entries - 1),
+        )
     return used
 
 

@@ -4,7 +4,8 @@ Every bot plays normally until round 3 (``BAD_ROUND``) and then does its one bad
 Expectations depend on what the containment layer isolates (``Layer.isolation`` from
 ``referee.sandbox``): "net", "tcp", "sockets", "pid", "fs", "signals", "proc", "tmpfs",
 "syscalls", "unix" (no host Unix socket in reach), "disk" (the kernel caps the
-writable places: tmpfs of the disk limit); and on what the host's cgroups give each
+writable places: tmpfs of the disk limit), "inodes" (and the scratch tmpfs's
+entries); and on what the host's cgroups give each
 bot (``referee.sandbox.cgroups``): "cgroup" (a cgroup of its own: escapees stay in
 it), "memcg" (the kernel's memory limit: every page charged, shmem and memfd
 included), "pidscg" (the kernel's exact process limit). Run ``python
@@ -67,9 +68,11 @@ LAYER_INDEPENDENT = frozenset(
 # The isolation sets of the layers as built on a machine with Landlock ABI >= 6 (see
 # referee.sandbox); tests use the real Layer.isolation of the machine they run on.
 TYPICAL_ISOLATION = {
-    "bwrap": frozenset({"net", "pid", "fs", "signals", "proc", "tmpfs", "syscalls", "unix"}),
+    "bwrap": frozenset(
+        {"net", "pid", "fs", "signals", "proc", "tmpfs", "syscalls", "unix", "disk"}
+    ),
     "unshare": frozenset(
-        {"net", "pid", "signals", "proc", "fs", "syscalls", "unix", "disk", "tmpfs"}
+        {"net", "pid", "signals", "proc", "fs", "syscalls", "unix", "disk", "inodes", "tmpfs"}
     ),
     "landlock": frozenset({"fs", "proc", "tcp", "signals", "syscalls", "sockets", "unix"}),
     "basic": frozenset({"syscalls"}),
@@ -292,6 +295,14 @@ def _fallocate(isolation: frozenset[str]) -> Expect:
     return fatal("disk_limit", round=None)
 
 
+def _file_flood(isolation: frozenset[str]) -> Expect:
+    # 20000 empty files > disk_files (16384): a tmpfs with that many inodes refuses
+    # the rest; elsewhere the watchdog counts them (a walk, or bwrap's tmpfs's count).
+    if "inodes" in isolation:
+        return ok("files: stopped after 16383 (ENOSPC)")
+    return fatal("disk_limit", round=None)
+
+
 def _tcp(isolation: frozenset[str]) -> Expect:
     contained = bool({"net", "tcp", "sockets"} & isolation)
     return ok("tcp: blocked" if contained else "tcp: connected")
@@ -431,6 +442,13 @@ ZOO: tuple[ZooBot, ...] = (
         _fallocate,
         referee_args=("--disk-mib", "64", *_SLOW_MOVE),
         note="1 GiB by fallocate in milliseconds, kept",
+    ),
+    ZooBot(
+        "file_flood",
+        _py("file_flood.py"),
+        _file_flood,
+        referee_args=_SLOW_MOVE,
+        note="20000 empty files: over the entry limit, not the size",
     ),
     ZooBot(
         "fork_bomb",

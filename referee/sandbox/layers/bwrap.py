@@ -1,6 +1,9 @@
 """``bwrap``: bubblewrap's user, pid, net, ipc, uts and mount namespaces; a read-only
-view of ``/usr``, the bot's own files and its interpreter; a writable scratch
-directory; sized tmpfs for ``/tmp`` and ``/dev/shm``; the seccomp filter, which bwrap
+view of ``/usr``, the bot's own files and its interpreter; sized tmpfs for ``/tmp``
+and ``/dev/shm`` and, as its scratch directory (its cwd and HOME), a tmpfs of
+``Limits.disk_mib`` ("disk": a write past it fails with ENOSPC, nothing to walk; bwrap
+cannot cap a tmpfs's inodes, so the watchdog reads their count with statvfs, see
+sandbox/disk.py); the seccomp filter, which bwrap
 installs on the bot's side only, after its own setup (``--seccomp FD``, the read end
 of a pipe in ``Launch.pass_fds``)."""
 
@@ -53,7 +56,7 @@ class Bwrap:
             raise SandboxError(f"{version} is too old (needs --disable-userns, bwrap >= 0.8)")
         isolation = ["net", "pid", "fs", "signals", "proc", "unix"]
         if "--size" in help_text:
-            isolation.append("tmpfs")
+            isolation += ["tmpfs", "disk"]
         tools["bwrap"] = path
         layer = Layer(
             "bwrap", f"{version}; {limits_by(tools)}", None, tuple(isolation), tools=tools
@@ -153,11 +156,20 @@ def _bwrap_args(plan: LaunchPlan) -> list[str]:
     for etc in etc_paths():
         args += ["--ro-bind", etc, etc]
     scratch_s = str(plan.scratch)
-    mounts = [(p, "--ro-bind") for p in plan.ro_paths if p != scratch_s]
-    mounts.append((scratch_s, "--bind"))
-    # Parents before children, so a deeper bind is not hidden by a later shallower one.
-    for path, how in sorted(mounts, key=lambda m: m[0].count("/")):
-        args += [how, path, path]
+    mounts = [(p, ["--ro-bind", p, p]) for p in plan.ro_paths if p != scratch_s]
+    if "disk" in layer.isolation:
+        # The scratch directory is a tmpfs of the disk limit over the host's (empty)
+        # one: the kernel refuses a write past it, and it is gone with the sandbox.
+        # As root bwrap makes it root's, and the bot's uid (the only one in the
+        # sandbox, and nobody else may enter its mount namespace) needs it writable.
+        mode = "0700" if plan.identity is None else "1777"
+        disk = str(plan.limits.disk_mib * MIB)
+        mounts.append((scratch_s, ["--perms", mode, "--size", disk, "--tmpfs", scratch_s]))
+    else:
+        mounts.append((scratch_s, ["--bind", scratch_s, scratch_s]))
+    # Parents before children, so a deeper mount is not hidden by a later shallower one.
+    for _path, mount in sorted(mounts, key=lambda m: m[0].count("/")):
+        args += mount
     args += ["--chdir", scratch_s, "--clearenv"]
     for key, value in plan.env.items():
         args += ["--setenv", key, value]

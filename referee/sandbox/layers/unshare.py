@@ -5,8 +5,9 @@ Landlock filesystem policy when the kernel supports Landlock, and the seccomp fi
 In its own mount namespace the shim puts fresh tmpfs over the host's shared places
 (/tmp, /dev/shm sized; /run, /var/run, /var/tmp empty and read-only), so that no host
 file or Unix socket there is in sight, and a tmpfs of ``Limits.disk_mib`` over the
-scratch directory: the kernel caps the bot's disk (ENOSPC), and the referee need not
-walk it ("disk"). Pathname Unix sockets elsewhere on the host stay visible, so the
+scratch directory, with ``Limits.disk_files`` inodes: the kernel caps the bot's disk
+(ENOSPC), its size ("disk") and its entries ("inodes"), and the referee need not read
+it. Pathname Unix sockets elsewhere on the host stay visible, so the
 filter refuses socket(AF_UNIX) (socketpair stays), as in every layer but basic.
 
 The namespaces are made by the shim with unshare(2), not by util-linux unshare: that
@@ -44,7 +45,7 @@ class Unshare:
         tools = common_tools()
         require_userns()
         abi = landlock_abi()
-        isolation = ["net", "pid", "signals", "proc", "tmpfs", "disk"]
+        isolation = ["net", "pid", "signals", "proc", "tmpfs", "disk", "inodes"]
         desc = "unshare(2) user/pid/net/mount/ipc/uts namespaces (Python shim)"
         if abi >= 1:
             isolation.append("fs")
