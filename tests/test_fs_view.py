@@ -33,6 +33,7 @@ PROBE = """
         out["write_run"] = errno.errorcode[exc.errno]
     st = os.statvfs(".")
     out["scratch_mib"] = st.f_blocks * st.f_frsize >> 20
+    out["scratch_mine"] = os.stat(".").st_uid == os.getuid()
     written = 0
     try:
         with open("fill.bin", "wb") as f:
@@ -92,6 +93,9 @@ def test_the_hosts_shared_places_and_the_disk_cap(layer_name: str, tmp_path: Pat
         assert seen["marker"] is False, seen
         assert seen["run"] in ([], "ENOENT", "EACCES"), seen
         assert seen["write_run"] in ("EROFS", "ENOENT", "EACCES"), seen
+    # Its scratch directory is its own in every layer (bwrap as root makes its tmpfs
+    # root's: the launch hands it over before it drops to the bot's uid).
+    assert seen["scratch_mine"] is True, seen
     if "disk" in layer.isolation:
         # The scratch directory is a tmpfs of the disk limit: the kernel stops the
         # writes at 16 MiB (ENOSPC), whatever the watchdog would have seen.

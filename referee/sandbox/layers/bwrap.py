@@ -35,6 +35,14 @@ from ..paths import TOP_LEVEL_SYSTEM, etc_paths
 # bot starts; that last step also announces the bot.
 _SH_STASH_STDIO = 'exec 3<&0 4>&1 0</dev/null 1>/dev/null && exec "$@"'
 _SH_RESTORE_STDIO = "exec 0<&3 1>&4 3<&- 4<&- || exit 126; " + SH_ANNOUNCE
+# As root, bwrap makes the scratch tmpfs root's: still root inside the sandbox, the
+# launch gives its cwd (that tmpfs) to the seat's uid "$1" before it drops to it, so
+# the bot owns its scratch directory as in every other layer (it may chmod it; git
+# and ssh do not find it another user's).
+_SH_GIVE_SCRATCH = (
+    'chown -- "$1" . || { printf "referee-sandbox: cannot give the scratch directory '
+    'to %s\n" "$1" >&2; exit 126; }; shift; exec "$@"'
+)
 
 
 class Bwrap:
@@ -58,6 +66,9 @@ class Bwrap:
         if "--size" in help_text:
             isolation += ["tmpfs", "disk"]
         tools["bwrap"] = path
+        chown = shutil.which("chown")
+        if chown is not None:
+            tools["chown"] = chown
         layer = Layer(
             "bwrap", f"{version}; {limits_by(tools)}", None, tuple(isolation), tools=tools
         )
@@ -80,6 +91,10 @@ class Bwrap:
             if "setpriv" not in plan.layer.tools:
                 raise SandboxError("bwrap as root needs util-linux setpriv to drop privileges")
             uid, gid = plan.identity
+            if "disk" in plan.layer.isolation:
+                if "chown" not in plan.layer.tools:
+                    raise SandboxError("bwrap as root needs chown (coreutils) for the scratch")
+                prefix += [sh, "-c", _SH_GIVE_SCRATCH, "sh", f"{uid}:{gid}"]
             prefix += [
                 plan.layer.tools["setpriv"],
                 f"--reuid={uid}",
@@ -160,11 +175,9 @@ def _bwrap_args(plan: LaunchPlan) -> list[str]:
     if "disk" in layer.isolation:
         # The scratch directory is a tmpfs of the disk limit over the host's (empty)
         # one: the kernel refuses a write past it, and it is gone with the sandbox.
-        # As root bwrap makes it root's, and the bot's uid (the only one in the
-        # sandbox, and nobody else may enter its mount namespace) needs it writable.
-        mode = "0700" if plan.identity is None else "1777"
+        # (As root bwrap makes it root's: the launch gives it to the seat's uid.)
         disk = str(plan.limits.disk_mib * MIB)
-        mounts.append((scratch_s, ["--perms", mode, "--size", disk, "--tmpfs", scratch_s]))
+        mounts.append((scratch_s, ["--perms", "0700", "--size", disk, "--tmpfs", scratch_s]))
     else:
         mounts.append((scratch_s, ["--bind", scratch_s, scratch_s]))
     # Parents before children, so a deeper mount is not hidden by a later shallower one.
