@@ -1,11 +1,11 @@
 """``bwrap``: bubblewrap's user, pid, net, ipc, uts and mount namespaces; a read-only
 view of ``/usr``, the bot's own files and its interpreter; sized tmpfs for ``/tmp``
-and ``/dev/shm`` and, as its scratch directory (its cwd and HOME), a tmpfs of
-``Limits.disk_mib`` ("disk": a write past it fails with ENOSPC, nothing to walk; bwrap
-cannot cap a tmpfs's inodes, so the watchdog reads their count with statvfs, see
-sandbox/disk.py); the seccomp filter, which bwrap
-installs on the bot's side only, after its own setup (``--seccomp FD``, the read end
-of a pipe in ``Launch.pass_fds``)."""
+and ``/dev/shm``, and a tmpfs of ``Limits.disk_mib`` as its scratch directory (its
+cwd and HOME): a write past it fails with ENOSPC and there is nothing to walk
+("disk"); bwrap cannot cap a tmpfs's inodes, so the watchdog reads their count with
+statvfs (sandbox/disk.py). Then the seccomp filter, which bwrap installs on the bot's
+side only, after its own setup (``--seccomp FD``, the read end of a pipe in
+``Launch.pass_fds``)."""
 
 from __future__ import annotations
 
