@@ -320,10 +320,13 @@ launch = sandbox.prepare_launch(
     limits=sandbox.Limits(),
     layer=sandbox.choose_layer("bwrap"),
 )
+# The launcher dies just before bwrap starts (its child kills it between fork and
+# exec): bwrap then arms --die-with-parent after the death it should have seen, the
+# window a kill at any moment of the set-up hits only some of the time.
 subprocess.Popen(
     launch.argv, env=launch.env, cwd=launch.cwd, pass_fds=launch.pass_fds,
     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-    start_new_session=True,
+    start_new_session=True, preexec_fn=lambda: os.kill(os.getppid(), signal.SIGKILL),
 )
 os.kill(os.getpid(), signal.SIGKILL)
 """
@@ -343,14 +346,21 @@ def test_a_sandbox_whose_launcher_died_is_found_and_swept(tmp_path: Path) -> Non
     root.chmod(0o711)
     bot = tmp_path / "hung.py"
     bot.write_text("import time\nwhile True:\n    time.sleep(1)\n")
-    launcher = subprocess.run(
-        [sys.executable, "-c", DYING_LAUNCHER, str(root), str(bot)], cwd=ROOT, timeout=60
-    )
-    assert launcher.returncode == -signal.SIGKILL
-    # The bot runs on in its sandbox, its launcher gone.
-    wait_for(lambda: [p for p in processes_under(tmp_path) if "hung.py" in p], 30, "the bot")
+    # The bot runs on in its sandbox, its launcher gone. That the sandbox outlives its
+    # launcher is the precondition, and under load it does not always: a few tries.
+    for attempt in range(5):
+        launcher = subprocess.run(
+            [sys.executable, "-c", DYING_LAUNCHER, str(root), str(bot)], cwd=ROOT, timeout=60
+        )
+        assert launcher.returncode == -signal.SIGKILL
+        try:
+            wait_for(lambda: [p for p in processes_under(tmp_path) if "hung.py" in p], 5, "the bot")
+            break
+        except AssertionError:
+            if attempt == 4:
+                raise
     killed, removed = scratch.sweep(root)
-    assert killed >= 1 and removed == 1
+    assert killed >= 1 and removed >= 1
     assert processes_under(tmp_path) == []
     assert scratch_left(root) == []
 
