@@ -12,8 +12,13 @@ from conftest import processes_mentioning
 from serverkit import SAMPLES, Server, wait_for, write_config
 
 
+ROUNDS = 20_000
+
+
 def test_kill_9_mid_match_loses_nothing(tmp_path: Path) -> None:
-    config = write_config(tmp_path, rounds=2000, parallel=1, mode="invite")
+    # 20,000 rounds: a C bot's match lasts over a second even on an idle machine (2,000
+    # rounds took 0.14 s, and the match could end between finding it and looking for it).
+    config = write_config(tmp_path, rounds=ROUNDS, parallel=1, mode="invite")
     data = tmp_path / "data"
     server = Server(config, data)
     try:
@@ -34,11 +39,22 @@ def test_kill_9_mid_match_loses_nothing(tmp_path: Path) -> None:
                     return dict(m)
             return None
 
-        running = wait_for(c_bot_mid_match, 180, "a ladder match of c-bot in progress")
-        assert processes_mentioning(str(data / "versions")), "c-bot should be running"
-        before = {m["id"]: m for m in server.json("/api/matches?status=done&limit=1000")}
-        board_before = server.json("/api/leaderboard")
+        def snapshot_mid_match() -> tuple | None:
+            # What finished is read first, so that the kill follows the sight of the
+            # running bot as closely as the test can make it.
+            before = {m["id"]: m for m in server.json("/api/matches?status=done&limit=1000")}
+            board_before = server.json("/api/leaderboard")
+            running = c_bot_mid_match()
+            if running is None or not processes_mentioning(str(data / "versions")):
+                return None
+            return running, before, board_before
+
+        running, before, board_before = wait_for(
+            snapshot_mid_match, 180, "a ladder match of c-bot in progress, its bot running"
+        )
         server.kill()
+        # The match was really cut off: its replay is still the part being written.
+        assert list((data / "replays").glob(f"m{running['id']}.*.part.jsonl*"))
     finally:
         if server.proc.poll() is None:
             server.stop()
@@ -63,7 +79,7 @@ def test_kill_9_mid_match_loses_nothing(tmp_path: Path) -> None:
             "the interrupted match to be played again",
         )
         assert replayed["seed"] == running["seed"]
-        assert replayed["steps"] == 2000
+        assert replayed["steps"] == ROUNDS
         assert replayed["bot0"] == running["bot0"] and replayed["bot1"] == running["bot1"]
         assert (data / replayed["replay"]).is_file()
         # Counts: nothing lost, nothing doubled.
