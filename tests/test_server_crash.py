@@ -61,6 +61,11 @@ def test_kill_9_mid_match_loses_nothing(tmp_path: Path) -> None:
     # The worker sees its coordinator gone and ends the match: no bot is left.
     wait_for(lambda: not processes_mentioning(str(data / "versions")), 30, "c-bot to be stopped")
 
+    # A public replay copy the kill interrupted between its write and its rename.
+    (data / "public").mkdir(exist_ok=True)
+    torn_copy = data / "public" / "m1.s1.jsonl.gz.0123456789ab.part"
+    torn_copy.write_bytes(b"half of a copy")
+
     again = Server(config, data)
     try:
         after = {m["id"]: m for m in again.json("/api/matches?status=done&limit=1000")}
@@ -87,5 +92,6 @@ def test_kill_9_mid_match_loses_nothing(tmp_path: Path) -> None:
         assert len(ids) == len(set(ids))
         assert set(before) | {running["id"]} <= set(ids)
         assert not list((data / "replays").glob(f"m{running['id']}.*.part.jsonl*"))
+        assert not torn_copy.exists()
     finally:
         again.stop()

@@ -246,6 +246,11 @@ class Ladder:
         (self.dir / "logs").mkdir(parents=True, exist_ok=True)
         for stale in (self.dir / "replays").glob("*.part.jsonl*"):
             stale.unlink(missing_ok=True)
+        # A public copy is written to a part file and renamed (replay_public); a server
+        # killed in between leaves the part file, which nothing else would remove.
+        for public in (self.dir / "public", self.dir / "finals" / "public"):
+            for stale in public.glob("*.part"):
+                stale.unlink(missing_ok=True)
         self.store.requeue_interrupted()
         await self.refresh()
         async with trio.open_nursery() as nursery:
