@@ -120,9 +120,10 @@ def main() -> None:
     ap.add_argument("--no-replay", action="store_true", help="matches without a replay record")
     args = ap.parse_args()
     this, other = Side(HERE), Side(args.other.resolve())
+    from run import build  # bench/run.py, beside this script
+
+    build()  # the C bot, compiled when missing or older than its source
     cbot = BIN / "cbot"
-    if not cbot.exists():
-        sys.exit("ab: bench/bin/cbot is missing; run `make bench` once (it builds it)")
     py = [sys.executable]
     tmp = Path(tempfile.mkdtemp(prefix="ab-"))
 
