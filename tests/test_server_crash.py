@@ -11,7 +11,6 @@ from pathlib import Path
 from conftest import processes_mentioning
 from serverkit import SAMPLES, Server, wait_for, write_config
 
-
 ROUNDS = 20_000
 
 
