@@ -308,7 +308,7 @@ def test_a_killed_worker_leaves_no_sandbox_behind(tmp_path: Path) -> None:
 # The launcher of a bot (a match worker) dies the moment it has started the bot,
 # before bwrap could ask to die with it.
 DYING_LAUNCHER = """\
-import os, signal, subprocess, sys, tempfile
+import os, select, signal, subprocess, sys, tempfile
 from pathlib import Path
 from referee import sandbox
 
@@ -320,13 +320,26 @@ launch = sandbox.prepare_launch(
     limits=sandbox.Limits(),
     layer=sandbox.choose_layer("bwrap"),
 )
-# The launcher dies just before bwrap starts (its child kills it between fork and
-# exec): bwrap then arms --die-with-parent after the death it should have seen, the
-# window a kill at any moment of the set-up hits only some of the time.
+
+
+def kill_the_launcher():
+    # Between fork and exec, the child kills its launcher and waits until it is dead
+    # (its pidfd is readable once it has exited and its children were handed on):
+    # bwrap then arms --die-with-parent after the death it should have seen. Without
+    # the wait, a launcher not yet dead when bwrap armed it (a loaded machine) took
+    # the sandbox with it.
+    launcher = os.getppid()
+    pidfd = os.pidfd_open(launcher)
+    os.kill(launcher, signal.SIGKILL)
+    select.select([pidfd], [], [])
+    os.close(pidfd)
+    assert os.getppid() != launcher
+
+
 subprocess.Popen(
     launch.argv, env=launch.env, cwd=launch.cwd, pass_fds=launch.pass_fds,
     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-    start_new_session=True, preexec_fn=lambda: os.kill(os.getppid(), signal.SIGKILL),
+    start_new_session=True, preexec_fn=kill_the_launcher,
 )
 os.kill(os.getpid(), signal.SIGKILL)
 """
@@ -346,19 +359,12 @@ def test_a_sandbox_whose_launcher_died_is_found_and_swept(tmp_path: Path) -> Non
     root.chmod(0o711)
     bot = tmp_path / "hung.py"
     bot.write_text("import time\nwhile True:\n    time.sleep(1)\n")
-    # The bot runs on in its sandbox, its launcher gone. That the sandbox outlives its
-    # launcher is the precondition, and under load it does not always: a few tries.
-    for attempt in range(5):
-        launcher = subprocess.run(
-            [sys.executable, "-c", DYING_LAUNCHER, str(root), str(bot)], cwd=ROOT, timeout=60
-        )
-        assert launcher.returncode == -signal.SIGKILL
-        try:
-            wait_for(lambda: [p for p in processes_under(tmp_path) if "hung.py" in p], 5, "the bot")
-            break
-        except AssertionError:
-            if attempt == 4:
-                raise
+    launcher = subprocess.run(
+        [sys.executable, "-c", DYING_LAUNCHER, str(root), str(bot)], cwd=ROOT, timeout=60
+    )
+    assert launcher.returncode == -signal.SIGKILL
+    # The bot runs on in its sandbox, its launcher gone.
+    wait_for(lambda: [p for p in processes_under(tmp_path) if "hung.py" in p], 60, "the bot")
     killed, removed = scratch.sweep(root)
     assert killed >= 1 and removed >= 1
     assert processes_under(tmp_path) == []
