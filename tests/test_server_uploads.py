@@ -19,7 +19,6 @@ from pathlib import Path
 
 import httpx
 import pytest
-import serverkit
 from conftest import ROOT
 from serverkit import Server, wait_for, write_config
 
@@ -397,7 +396,7 @@ def test_the_upload_form_is_received_the_same_way(server: Server) -> None:
 
 
 def test_after_a_lost_connection_the_client_asks_what_became_of_the_upload(
-    server: Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    server: Server, tmp_path: Path
 ) -> None:
     # The server is killed while it validates the upload (a bot 10 ms a move: the
     # validation match lasts at least 1 s) and started again: the client, which lost
@@ -443,8 +442,7 @@ def test_after_a_lost_connection_the_client_asks_what_became_of_the_upload(
         (server.data / "uploads" / "upload-stale").write_bytes(b"x" * 1000)
         (server.data / "versions" / "upload-deep").mkdir()
         _deep_tree(server.data / "versions" / "upload-deep", 1500)
-        monkeypatch.setattr(serverkit, "free_port", lambda: server.port)
-        restarted = Server(server.config, server.data)
+        restarted = Server(server.config, server.data, port=server.port)
         assert not _leftovers(restarted)
         out, err = client.communicate(timeout=60)
     finally:
