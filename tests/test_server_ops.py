@@ -70,7 +70,7 @@ def organiser_commands(server: Server, token: str) -> str:
         return r.status_code
 
     assert admin(server, "announce", "Finals <on Friday>").returncode == 0
-    wait_for(lambda: "Finals &lt;on Friday&gt;" in server.get("/").text, 10, "the announcement")
+    wait_for(lambda: "Finals &lt;on Friday&gt;" in server.get("/").text, 60, "the announcement")
     assert auth(token) == 400
     rotated = admin(server, "rotate-token", "ops")
     assert rotated.returncode == 0, rotated.stderr
@@ -527,6 +527,31 @@ def _block_from_docs(fence: str, first_line: str) -> str:
     return text[start + len(f"```{fence}\n") : text.index("\n```", start)] + "\n"
 
 
+def _nginx_on_free_ports(conf: Path, template: str, tmp_path: Path) -> tuple[Any, str]:
+    """nginx running the site of ``template`` on two loopback ports, once it answers;
+    (nginx, its https address). nginx cannot be given port 0, so its ports are picked
+    free first; another process may take one before nginx binds it, and then nginx is
+    started again on others (a bind error is the only failure tried again)."""
+    for attempt in range(5):
+        https, http = free_port(), free_port()
+        conf.write_text(
+            template.replace("listen 443 ssl;", f"listen 127.0.0.1:{https} ssl;").replace(
+                "listen 80;", f"listen 127.0.0.1:{http};"
+            )
+        )
+        errors = tmp_path / f"nginx-{attempt}.err"
+        with open(errors, "wb") as err:
+            nginx = subprocess.Popen(["nginx", "-c", str(conf), "-p", str(tmp_path)], stderr=err)
+        base = f"https://127.0.0.1:{https}"
+        with httpx.Client(base_url=base, verify=False, timeout=30) as client:
+            wait_for(lambda: nginx.poll() is not None or _answers(client), 60, "nginx")  # noqa: B023
+        if nginx.poll() is None:
+            return nginx, base
+        why = errors.read_text(errors="replace")
+        assert "Address already in use" in why, why
+    raise AssertionError("nginx found its ports taken five times")
+
+
 @needs(shutil.which("nginx") is None, "nginx is not installed")
 def test_the_nginx_example_in_the_docs(tmp_path: Path) -> None:
     """docs/server.md's nginx site passes ``nginx -t`` (a throw-away certificate in
@@ -573,20 +598,16 @@ def test_the_nginx_example_in_the_docs(tmp_path: Path) -> None:
         tmp_path / "data",
         extra=("--trust-proxy", "127.0.0.1"),
     )
-    https, http = free_port(), free_port()
-    conf.write_text(
+    template = (
         conf.read_text()
-        .replace("listen 443 ssl;", f"listen 127.0.0.1:{https} ssl;")
-        .replace("listen 80;", f"listen 127.0.0.1:{http};")
         .replace("http://127.0.0.1:8080", server.url)
         .replace("pid ", "daemon off;\nuser root;\npid ", 1)
     )
-    nginx = subprocess.Popen(["nginx", "-c", str(conf), "-p", str(tmp_path)])
-    base = f"https://127.0.0.1:{https}"
+    nginx = None
     try:
+        nginx, base = _nginx_on_free_ports(conf, template, tmp_path)
         token = server.add_competitor("alice")
         with httpx.Client(base_url=base, verify=False, timeout=30) as browser:
-            wait_for(lambda: _answers(browser), 30, "nginx")
             for origin, expected in (("https://evil.example", 403), (base, 303)):
                 page = browser.get("/login")
                 csrf = re.search(r'name="csrf" value="([^"]+)"', page.text)
@@ -601,8 +622,9 @@ def test_the_nginx_example_in_the_docs(tmp_path: Path) -> None:
             assert cookies and all("secure" in c.lower() for c in cookies), cookies
             assert browser.get("/me").status_code == 200
     finally:
-        nginx.send_signal(signal.SIGQUIT)
-        nginx.wait(timeout=30)
+        if nginx is not None:
+            nginx.send_signal(signal.SIGQUIT)
+            nginx.wait(timeout=30)
         server.stop()
     log = [json.loads(line) for line in server.log.read_text().splitlines() if line[:1] == "{"]
     logins = [e for e in log if e.get("route") == "/login" and e["method"] == "POST"]
