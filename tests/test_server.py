@@ -665,28 +665,10 @@ def test_browser_signs_up_uploads_and_watches_a_replay(server: Server, tmp_path:
         driver.quit()
 
 
-# hypercorn's own race, not the app's: a client that closes its connection while a
-# refusal of its unread upload is being sent makes hypercorn's reader and the
-# response's sender meet on the socket (the response has gone out; hypercorn logs the
-# clash). Seen once in four full runs of the suite; nothing of the app is in it.
-HYPERCORN_SEND_RACE = (
-    "hypercorn/trio/tcp_server.py",
-    "trio.BusyResourceError: another task is currently sending data on this SocketStream",
-)
-
-
 def app_tracebacks(log: str) -> list[str]:
     """The tracebacks in a server log, each with the lines that follow it up to the
-    next log line, less hypercorn's send race (HYPERCORN_SEND_RACE)."""
-    blocks: list[str] = []
-    for record in re.split(r"\n(?=\{\"ts\"|\[\d{4}-)", log):
-        if "Traceback" not in record:
-            continue
-        last = record.rstrip().splitlines()[-1]
-        if HYPERCORN_SEND_RACE[0] in record and last == HYPERCORN_SEND_RACE[1]:
-            continue
-        blocks.append(record)
-    return blocks
+    next log line."""
+    return [record for record in re.split(r"\n(?=\{\"ts\"|\[\d{4}-)", log) if "Traceback" in record]
 
 
 def test_the_servers_log_holds_no_traceback(server: Server) -> None:
