@@ -227,10 +227,14 @@ def test_start_up_sweep_removes_a_tree_too_deep_for_a_recursive_walk(tmp_path: P
 
 # -- against a real server on loopback ------------------------------------------------
 
+# A body is dropped once it has had 1 s plus 1 s for each KiB it brought: a trickle
+# of bytes goes after about a second, while 200 KB sent at once keep their uploads
+# in flight for minutes, however slowly a loaded machine runs the test beside them
+# (at 64 KiB/s they had 4 s, and a test that took longer saw them dropped).
 LIMITS_TOML = """[submissions]
 in_flight = 3
 in_flight_each = 2
-min_rate_kib = 64
+min_rate_kib = 1
 body_grace_s = 1.0
 """
 
@@ -267,7 +271,7 @@ def _open_upload(server: Server, token: str, length: int, first: bytes) -> socke
     return sock
 
 
-def _answer(sock: socket.socket, trickle: bool = False, limit_s: float = 10.0) -> bytes:
+def _answer(sock: socket.socket, trickle: bool = False, limit_s: float = 60.0) -> bytes:
     """The server's whole answer (it closes the connection); with ``trickle`` one
     more byte of the body every 0.2 s until the answer comes."""
     sock.settimeout(0.2)
@@ -293,22 +297,24 @@ def _answer(sock: socket.socket, trickle: bool = False, limit_s: float = 10.0) -
 
 
 def test_a_stalled_body_is_dropped(server: Server) -> None:
-    # A body trickled at 5 bytes a second (the minimum is 64 KiB/s after the first
+    # A body trickled at 5 bytes a second (the minimum is 1 KiB/s after the first
     # second here) is dropped with the reason, not waited for, and its file removed.
     bob = server.sign_up("bob-up")
     started = time.monotonic()
     answer = _answer(_open_upload(server, bob, 1_000, b"x"), trickle=True)
     assert answer.startswith(b"HTTP/1.1 408"), answer
     assert b"the upload arrived too slowly" in answer, answer
-    assert time.monotonic() - started < 6
-    wait_for(lambda: not _leftovers(server), 10, "the received body to be removed")
+    # Dropped after about a second (the whole body would take 200 s); the bound is
+    # wide for a loaded machine.
+    assert time.monotonic() - started < 60
+    wait_for(lambda: not _leftovers(server), 60, "the received body to be removed")
 
 
 def test_bodies_go_to_disk_and_uploads_in_flight_are_capped(server: Server) -> None:
     alice, bob, carol = (server.sign_up(n) for n in ("alice-up", "bob-up2", "carol-up"))
     uploads = server.data / "uploads"
     # Two of alice's uploads wait for the rest of their bodies (their 200 KB came at
-    # full speed: the server gives them 3 s more).
+    # full speed: the server gives them minutes more).
     a1 = _open_upload(server, alice, 250_000, b"\0" * 200_000)
     a2 = _open_upload(server, alice, 250_000, b"\1" * 200_000)
 
@@ -316,20 +322,20 @@ def test_bodies_go_to_disk_and_uploads_in_flight_are_capped(server: Server) -> N
         return sorted(p.stat().st_size for p in uploads.glob("upload-*"))
 
     # Each body is written to a file of the data directory as it arrives.
-    wait_for(lambda: received() == [200_000, 200_000], 10, "both bodies on disk")
+    wait_for(lambda: received() == [200_000, 200_000], 60, "both bodies on disk")
     # A third of alice's is refused before its body is read, and counts.
     third = server.upload(alice, b"x", filename="bot.tar.gz", name="third")
     assert third.status_code == 429 and "uploads in flight" in third.json()["error"], third.text
     assert third.headers["retry-after"] == "5"
     b1 = _open_upload(server, bob, 250_000, b"\2" * 200_000)
-    wait_for(lambda: len(received()) == 3, 10, "bob's body on disk")
+    wait_for(lambda: len(received()) == 3, 60, "bob's body on disk")
     busy = server.upload(carol, b"x", filename="bot.tar.gz", name="busy")
     assert busy.status_code == 503 and "3 uploads already" in busy.json()["error"], busy.text
     assert busy.headers["retry-after"] == "5"
     # The clients hang up: their places and files are freed.
     for sock in (a1, a2, b1):
         sock.close()
-    wait_for(lambda: not _leftovers(server), 10, "the received bodies to be removed")
+    wait_for(lambda: not _leftovers(server), 60, "the received bodies to be removed")
     # alice's next upload is read (and refused for what it is).
     again = server.upload(alice, b"junk", filename="bot.tar.gz", name="again")
     assert again.status_code == 400 and "not a readable tar archive" in again.json()["error"]
