@@ -273,7 +273,9 @@ def test_a_killed_worker_leaves_no_sandbox_behind(tmp_path: Path) -> None:
     bot = tmp_path / "lingering.py"
     bot.write_text(LINGERING_BOT)
     replay = tmp_path / "m1.jsonl"
-    cfg = MatchConfig(rounds=200, seed=1, replay=str(replay), log_dir=str(tmp_path / "logs"))
+    # 2,000 rounds: the match is still on when the test has seen its bots (in 200 it
+    # could end between the sight of its replay and the look for its bots).
+    cfg = MatchConfig(rounds=2000, seed=1, replay=str(replay), log_dir=str(tmp_path / "logs"))
     job = Job(
         id="m1",
         bots=[{"command": [sys.executable, str(bot)], "label": f"linger{k}"} for k in (1, 2)],
@@ -285,20 +287,23 @@ def test_a_killed_worker_leaves_no_sandbox_behind(tmp_path: Path) -> None:
     async def main() -> Any:
         ex = ProcessExecutor(1, tmp_path / "logs", scratch=scratch)
 
+        def bots_playing() -> bool:
+            # The bots are looked for in the same poll that the kill follows.
+            first[:] = processes_under(tmp_path)
+            return has_content(replay) and sum("lingering.py" in p for p in first) >= 2
+
         async def kill_worker() -> None:
-            first.extend(processes_under(tmp_path))
             victim = ex.workers()[0].pid
             assert victim is not None
             os.kill(victim, signal.SIGKILL)
 
         try:
-            return await submit_then(ex, job, lambda: has_content(replay), kill_worker)
+            return await submit_then(ex, job, bots_playing, kill_worker, timeout=120)
         finally:
             await ex.aclose()
 
     outcome = trio.run(main)
-    assert outcome.steps == 200  # played again from the start by a new worker
-    assert first, "the bots should have been running from the scratch directory"
+    assert outcome.steps == 2000  # played again from the start by a new worker
     pids = {line.split()[0] for line in first}
     assert not [p for p in processes_under(tmp_path) if p.split()[0] in pids]
     assert processes_under(tmp_path) == []
