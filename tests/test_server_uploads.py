@@ -135,12 +135,12 @@ def test_hostile_archive_is_refused_with_its_reason(tmp_path: Path, filename: st
     source = tmp_path / "body"
     source.write_bytes(data)
     store = tmp_path / "versions"
-    started = time.monotonic()
+    started = time.process_time()  # CPU time: the wall clock also counts other processes
     with pytest.raises(Refused) as refused:
         unpack(source, filename, None, store, LIMITS)
     assert reason in str(refused.value), str(refused.value)
     assert refused.value.status == 400
-    assert time.monotonic() - started < 5
+    assert time.process_time() - started < 5
     assert list(store.iterdir()) == [], "the scratch directory was left behind"
 
 
@@ -252,6 +252,12 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         srv.stop()
 
 
+def _cpu_s(pid: int) -> float:
+    """The CPU time (user and system) a process has used, in seconds."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def _leftovers(server: Server) -> list[Path]:
     return [
         *(server.data / "versions").glob("upload-*"),
@@ -358,10 +364,10 @@ def test_refusals_read_by_the_client_and_counted(server: Server, tmp_path: Path)
     # Hostile archives over HTTP: each a 400 with its reason, quickly, nothing left.
     for filename in ("deep.tar.gz", "twice.tar.gz"):
         data, reason = HOSTILE[filename]
-        started = time.monotonic()
+        started = _cpu_s(server.proc.pid)  # the server's CPU time, not the wall clock's
         r = server.upload(dave, data, filename=filename, name="hostile")
         assert r.status_code == 400 and reason in r.json()["error"], r.text
-        assert time.monotonic() - started < 5
+        assert _cpu_s(server.proc.pid) - started < 5
     assert not _leftovers(server)
     junk = tmp_path / "junk.tar.gz"
     junk.write_bytes(b"junk")
