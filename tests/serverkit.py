@@ -80,6 +80,9 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+# How long a request or ``referee submit`` may take before the test gives up.
+TIMEOUT_S = 300.0
+
 # What ``referee serve`` prints once it listens, up to the line's end.
 LISTENING = re.compile(r"^referee serve: .* on http://127\.0\.0\.1:(\d+)\n", re.MULTILINE)
 
@@ -143,7 +146,9 @@ class Server:
             wait_for(self._listening, 60, f"the server did not listen (log: {self.log})")
         )
         self.url = f"http://127.0.0.1:{self.port}"
-        self.client = httpx.Client(base_url=self.url, timeout=60.0)
+        # A request may wait for a validation match, which a loaded machine's niced
+        # bots took over 60 s to play.
+        self.client = httpx.Client(base_url=self.url, timeout=TIMEOUT_S)
         wait_for(self._up, 60, f"the server did not answer (log: {self.log})")
 
     def _listening(self) -> str | None:
@@ -234,7 +239,7 @@ class Server:
             capture_output=True,
             text=True,
             cwd=ROOT,
-            timeout=120,
+            timeout=TIMEOUT_S,
         )
 
     def kill(self) -> None:

@@ -56,8 +56,8 @@ def ladder_done(server: Server) -> int:
 def test_ladder_plays_and_the_leaderboard_follows(server: Server) -> None:
     board = server.json("/api/leaderboard")
     assert {e["bot"] for e in board["entries"]} == {"random", "cycler", "markov-c"}
-    first = wait_for(lambda: ladder_done(server) >= 2 and ladder_done(server), 120, "2 matches")
-    later = wait_for(lambda: (n := ladder_done(server)) > first and n, 120, "one more match")
+    first = wait_for(lambda: ladder_done(server) >= 2 and ladder_done(server), 300, "2 matches")
+    later = wait_for(lambda: (n := ladder_done(server)) > first and n, 300, "one more match")
 
     # Each finished ladder match counts once for each of its two bots, once the
     # ratings are refreshed after its commit.
@@ -310,7 +310,7 @@ def test_html_in_a_bot_name_is_text(server: Server, token: str) -> None:
     assert "<script>alert(1)" not in bot.text
     # The ladder still runs.
     n = ladder_done(server)
-    wait_for(lambda: ladder_done(server) > n, 120, "another ladder match")
+    wait_for(lambda: ladder_done(server) > n, 300, "another ladder match")
 
 
 def test_add_competitor_twice_is_a_one_line_error(server: Server) -> None:
@@ -385,7 +385,7 @@ def test_the_data_directory_is_the_owners_only(server: Server) -> None:
     nothing (the bots' uids may only pass through to their own versions)."""
     import stat
 
-    wait_for(lambda: ladder_done(server) >= 1, 120, "a finished ladder match")
+    wait_for(lambda: ladder_done(server) >= 1, 300, "a finished ladder match")
 
     def mode(path: Path) -> int:
         return stat.S_IMODE(path.stat().st_mode)
