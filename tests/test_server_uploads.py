@@ -423,6 +423,12 @@ def test_after_a_lost_connection_the_client_asks_what_became_of_the_upload(
             "for line in sys.stdin:\n", "for line in sys.stdin:\n    time.sleep(0.01)\n"
         ).replace("import sys\n", "import sys\nimport time\n")
     )
+    # What a kill during an upload leaves (and an older server's deep tree): swept when
+    # the server starts again. Made now, where no sweep looks (only a start does), so
+    # that after the kill the restart comes within the client's minute of asking again.
+    (server.data / "uploads" / "upload-stale").write_bytes(b"x" * 1000)
+    (server.data / "versions" / "upload-deep").mkdir()
+    _deep_tree(server.data / "versions" / "upload-deep", 1500)
     client = subprocess.Popen(
         [
             sys.executable,
@@ -447,16 +453,11 @@ def test_after_a_lost_connection_the_client_asks_what_became_of_the_upload(
             r = server.get("/api/bots/slowpoke")
             return r.status_code == 200 and r.json()["versions"][-1]["status"] == "validating"
 
-        wait_for(validating, 30, "the upload to be stored and validating")
+        wait_for(validating, 60, "the upload to be stored and validating")
         server.kill()
-        # What a kill during an upload leaves (and an older server's deep tree): swept
-        # when the server starts again.
-        (server.data / "uploads" / "upload-stale").write_bytes(b"x" * 1000)
-        (server.data / "versions" / "upload-deep").mkdir()
-        _deep_tree(server.data / "versions" / "upload-deep", 1500)
         restarted = Server(server.config, server.data, port=server.port)
         assert not _leftovers(restarted)
-        out, err = client.communicate(timeout=60)
+        out, err = client.communicate(timeout=300)
     finally:
         if client.poll() is None:
             client.kill()
