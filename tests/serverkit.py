@@ -51,9 +51,12 @@ finalists = 2
 best_of = 1
 rounds = 200
 
+# Wide: the bots run niced below the tests' own processes, and a loaded machine
+# starved them past a 5 s handshake (a crasher's exit code was not even seen) and a
+# 1 s move. No test here waits for these limits to run out.
 [limits]
-move_timeout = 1.0
-handshake_timeout = 5.0
+move_timeout = 10.0
+handshake_timeout = 60.0
 
 [[bot]]
 name = "random"
@@ -70,9 +73,27 @@ command = "markov-c"
 
 
 def free_port() -> int:
+    """A port free now, for programs that cannot bind port 0 and say which port they
+    got (nginx): another process may take it before the program binds it."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+# How long a request or ``referee submit`` may take before the test gives up.
+TIMEOUT_S = 300.0
+
+# What ``referee serve`` prints once it listens, up to the line's end.
+LISTENING = re.compile(r"^referee serve: .* on http://127\.0\.0\.1:(\d+)\n", re.MULTILINE)
+
+
+def _new_log(stem: Path) -> Path:
+    """``stem.log``, or ``stem-2.log`` ... for a server started again on the same data."""
+    path, n = stem.with_name(stem.name + ".log"), 1
+    while path.exists():
+        n += 1
+        path = stem.with_name(f"{stem.name}-{n}.log")
+    return path
 
 
 def write_config(
@@ -88,14 +109,20 @@ def write_config(
 
 
 class Server:
-    """``referee serve`` as a child process; ``url`` once it answers."""
+    """``referee serve`` as a child process; ``url`` once it answers.
 
-    def __init__(self, config: Path, data: Path, extra: tuple[str, ...] = ()) -> None:
+    The server binds a port of the kernel's choosing (``--port 0``) and the test
+    reads it from the line the server prints once it listens: a port picked free
+    beforehand may be taken by another process (a test's server or client on the
+    other worker) before the server binds it. ``port`` asks for a given one (a
+    restart where its clients expect it)."""
+
+    def __init__(
+        self, config: Path, data: Path, extra: tuple[str, ...] = (), port: int = 0
+    ) -> None:
         self.config, self.data = config, data
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.log = data.parent / f"server-{self.port}.log"
         data.parent.mkdir(parents=True, exist_ok=True)
+        self.log = _new_log(data.parent / f"server-{data.name}")
         with open(self.log, "wb") as out:
             self.proc = subprocess.Popen(
                 [
@@ -108,15 +135,29 @@ class Server:
                     "--data",
                     str(data),
                     "--port",
-                    str(self.port),
+                    str(port),
                     *extra,
                 ],
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 cwd=ROOT,
             )
-        self.client = httpx.Client(base_url=self.url, timeout=60.0)
+        self.port = int(
+            wait_for(self._listening, 60, f"the server did not listen (log: {self.log})")
+        )
+        self.url = f"http://127.0.0.1:{self.port}"
+        # A request may wait for a validation match, which a loaded machine's niced
+        # bots took over 60 s to play.
+        self.client = httpx.Client(base_url=self.url, timeout=TIMEOUT_S)
         wait_for(self._up, 60, f"the server did not answer (log: {self.log})")
+
+    def _listening(self) -> str | None:
+        """The port of the server's "on http://..." line, once the whole line is written."""
+        exited = self.proc.poll() is not None
+        found = LISTENING.search(self.log.read_text(errors="replace"))
+        if found is None and exited:
+            raise AssertionError(f"the server exited: {self.log.read_text()}")
+        return found[1] if found else None
 
     def _up(self) -> bool:
         if self.proc.poll() is not None:
@@ -198,7 +239,7 @@ class Server:
             capture_output=True,
             text=True,
             cwd=ROOT,
-            timeout=120,
+            timeout=TIMEOUT_S,
         )
 
     def kill(self) -> None:

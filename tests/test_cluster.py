@@ -244,8 +244,9 @@ def test_a_worker_killed_mid_match_loses_nothing(cluster: Cluster, league: dict[
     assert coordinator.returncode == 0, stderr.decode()[-3000:]
     assert _done(out / "tournament.sqlite") == len(league["results"]["matches"])
     assert _results(out) == league["results"]
-    # The abandoned match's bots did not outlive the worker.
-    deadline = time.monotonic() + 15
+    # The abandoned match's bots did not outlive the worker (a deadline: its bots see
+    # their input end at once, but a loaded machine may be slow to schedule them).
+    deadline = time.monotonic() + 60
     while processes_mentioning(str(home / "cache")):
         assert time.monotonic() < deadline, "the killed worker's bots are still running"
         time.sleep(0.1)

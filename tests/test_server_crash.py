@@ -49,7 +49,7 @@ def test_kill_9_mid_match_loses_nothing(tmp_path: Path) -> None:
             return running, before, board_before
 
         running, before, board_before = wait_for(
-            snapshot_mid_match, 180, "a ladder match of c-bot in progress, its bot running"
+            snapshot_mid_match, 600, "a ladder match of c-bot in progress, its bot running"
         )
         server.kill()
         # The match was really cut off: its replay is still the part being written.
@@ -59,7 +59,7 @@ def test_kill_9_mid_match_loses_nothing(tmp_path: Path) -> None:
             server.stop()
 
     # The worker sees its coordinator gone and ends the match: no bot is left.
-    wait_for(lambda: not processes_mentioning(str(data / "versions")), 30, "c-bot to be stopped")
+    wait_for(lambda: not processes_mentioning(str(data / "versions")), 60, "c-bot to be stopped")
 
     # A public replay copy the kill interrupted between its write and its rename.
     (data / "public").mkdir(exist_ok=True)
@@ -79,7 +79,7 @@ def test_kill_9_mid_match_loses_nothing(tmp_path: Path) -> None:
         # The interrupted match is played again, with its seed, to the end.
         replayed = wait_for(
             lambda: (m := again.json(f"/api/matches/{running['id']}"))["status"] == "done" and m,
-            180,
+            600,
             "the interrupted match to be played again",
         )
         assert replayed["seed"] == running["seed"]

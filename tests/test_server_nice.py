@@ -38,7 +38,7 @@ nice = {NICE}
 mode = "open"
 
 [limits]
-handshake_timeout = 10.0
+handshake_timeout = 60.0
 
 [[bot]]
 name = "probe-a"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 import threading
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -198,3 +199,76 @@ def test_an_idle_connection_outlives_the_clients_own_expiry() -> None:
     assert client_expiry is not None
     assert config.keep_alive_timeout >= 2 * client_expiry
     assert config.bind == ["127.0.0.1:8080"] and config.backlog >= 1024
+
+
+def test_a_response_cut_short_by_the_connection_closing_leaves_no_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A client that closes its connection once it has read a whole response while
+    the server's last message for it is still on its way (a refusal of an upload it
+    had not finished sending): hypercorn closes the socket from its reading task
+    while the application's send is under way, and that send failed with
+    trio.BusyResourceError, logged with a traceback. The meeting, which a loaded
+    machine brings about by chance, is made certain here: the close holds the
+    socket's sending side until the application's last send has been tried."""
+    import logging
+
+    from hypercorn.config import Config
+    from hypercorn.trio import serve
+
+    closing, last_send_tried = trio.Event(), trio.Event()
+    real_send_eof = trio.SocketStream.send_eof
+
+    async def held_send_eof(self: trio.SocketStream) -> None:
+        with self._send_conflict_detector:  # what trio's own send_eof holds
+            closing.set()
+            await last_send_tried.wait()
+        await real_send_eof(self)
+
+    monkeypatch.setattr(trio.SocketStream, "send_eof", held_send_eof)
+
+    async def refusal(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "lifespan":
+            while (await receive())["type"] != "lifespan.shutdown":
+                await send({"type": "lifespan.startup.complete"})
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+        headers = [(b"content-length", b"2"), (b"connection", b"close")]
+        await send({"type": "http.response.start", "status": 401, "headers": headers})
+        await send({"type": "http.response.body", "body": b"no", "more_body": True})
+        await closing.wait()
+        try:
+            await send({"type": "http.response.body", "body": b""})
+        finally:
+            last_send_tried.set()
+
+    logged: list[logging.LogRecord] = []
+    log = logging.getLogger("test.hypercorn.errors")
+    log.addHandler(type("Keep", (logging.Handler,), {"emit": lambda _, r: logged.append(r)})())
+    config = Config()
+    config.bind, config.accesslog, config.errorlog = ["127.0.0.1:0"], None, log
+    received = b""
+
+    async def main() -> None:
+        nonlocal received
+        stop = trio.Event()
+        with trio.fail_after(60):
+            async with trio.open_nursery() as nursery:
+                app = server_app.quiet_when_the_connection_closes(refusal)
+                binds = await nursery.start(partial(serve, app, config, shutdown_trigger=stop.wait))
+                port = int(binds[0].rsplit(":", 1)[1])
+                client = await trio.open_tcp_stream("127.0.0.1", port)
+                # The upload's body is never sent: the refusal comes first.
+                await client.send_all(b"POST /api/submit HTTP/1.1\r\nHost: x\r\n")
+                await client.send_all(b"Content-Length: 4\r\n\r\n")
+                while not received.endswith(b"\r\n\r\nno"):
+                    chunk = await client.receive_some()
+                    assert chunk, received
+                    received += chunk
+                await client.aclose()
+                await last_send_tried.wait()
+                stop.set()
+
+    trio.run(main)
+    assert received.startswith(b"HTTP/1.1 401")
+    assert [r.getMessage() for r in logged if r.levelno >= logging.ERROR] == []

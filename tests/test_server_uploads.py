@@ -19,7 +19,6 @@ from pathlib import Path
 
 import httpx
 import pytest
-import serverkit
 from conftest import ROOT
 from serverkit import Server, wait_for, write_config
 
@@ -136,12 +135,12 @@ def test_hostile_archive_is_refused_with_its_reason(tmp_path: Path, filename: st
     source = tmp_path / "body"
     source.write_bytes(data)
     store = tmp_path / "versions"
-    started = time.monotonic()
+    started = time.process_time()  # CPU time: the wall clock also counts other processes
     with pytest.raises(Refused) as refused:
         unpack(source, filename, None, store, LIMITS)
     assert reason in str(refused.value), str(refused.value)
     assert refused.value.status == 400
-    assert time.monotonic() - started < 5
+    assert time.process_time() - started < 5
     assert list(store.iterdir()) == [], "the scratch directory was left behind"
 
 
@@ -228,10 +227,14 @@ def test_start_up_sweep_removes_a_tree_too_deep_for_a_recursive_walk(tmp_path: P
 
 # -- against a real server on loopback ------------------------------------------------
 
+# A body is dropped once it has had 1 s plus 1 s for each KiB it brought: a trickle
+# of bytes goes after about a second, while 200 KB sent at once keep their uploads
+# in flight for minutes, however slowly a loaded machine runs the test beside them
+# (at 64 KiB/s they had 4 s, and a test that took longer saw them dropped).
 LIMITS_TOML = """[submissions]
 in_flight = 3
 in_flight_each = 2
-min_rate_kib = 64
+min_rate_kib = 1
 body_grace_s = 1.0
 """
 
@@ -247,6 +250,12 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         yield srv
     finally:
         srv.stop()
+
+
+def _cpu_s(pid: int) -> float:
+    """The CPU time (user and system) a process has used, in seconds."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _leftovers(server: Server) -> list[Path]:
@@ -268,7 +277,7 @@ def _open_upload(server: Server, token: str, length: int, first: bytes) -> socke
     return sock
 
 
-def _answer(sock: socket.socket, trickle: bool = False, limit_s: float = 10.0) -> bytes:
+def _answer(sock: socket.socket, trickle: bool = False, limit_s: float = 60.0) -> bytes:
     """The server's whole answer (it closes the connection); with ``trickle`` one
     more byte of the body every 0.2 s until the answer comes."""
     sock.settimeout(0.2)
@@ -294,22 +303,24 @@ def _answer(sock: socket.socket, trickle: bool = False, limit_s: float = 10.0) -
 
 
 def test_a_stalled_body_is_dropped(server: Server) -> None:
-    # A body trickled at 5 bytes a second (the minimum is 64 KiB/s after the first
+    # A body trickled at 5 bytes a second (the minimum is 1 KiB/s after the first
     # second here) is dropped with the reason, not waited for, and its file removed.
     bob = server.sign_up("bob-up")
     started = time.monotonic()
     answer = _answer(_open_upload(server, bob, 1_000, b"x"), trickle=True)
     assert answer.startswith(b"HTTP/1.1 408"), answer
     assert b"the upload arrived too slowly" in answer, answer
-    assert time.monotonic() - started < 6
-    wait_for(lambda: not _leftovers(server), 10, "the received body to be removed")
+    # Dropped after about a second (the whole body would take 200 s); the bound is
+    # wide for a loaded machine.
+    assert time.monotonic() - started < 60
+    wait_for(lambda: not _leftovers(server), 60, "the received body to be removed")
 
 
 def test_bodies_go_to_disk_and_uploads_in_flight_are_capped(server: Server) -> None:
     alice, bob, carol = (server.sign_up(n) for n in ("alice-up", "bob-up2", "carol-up"))
     uploads = server.data / "uploads"
     # Two of alice's uploads wait for the rest of their bodies (their 200 KB came at
-    # full speed: the server gives them 3 s more).
+    # full speed: the server gives them minutes more).
     a1 = _open_upload(server, alice, 250_000, b"\0" * 200_000)
     a2 = _open_upload(server, alice, 250_000, b"\1" * 200_000)
 
@@ -317,20 +328,20 @@ def test_bodies_go_to_disk_and_uploads_in_flight_are_capped(server: Server) -> N
         return sorted(p.stat().st_size for p in uploads.glob("upload-*"))
 
     # Each body is written to a file of the data directory as it arrives.
-    wait_for(lambda: received() == [200_000, 200_000], 10, "both bodies on disk")
+    wait_for(lambda: received() == [200_000, 200_000], 60, "both bodies on disk")
     # A third of alice's is refused before its body is read, and counts.
     third = server.upload(alice, b"x", filename="bot.tar.gz", name="third")
     assert third.status_code == 429 and "uploads in flight" in third.json()["error"], third.text
     assert third.headers["retry-after"] == "5"
     b1 = _open_upload(server, bob, 250_000, b"\2" * 200_000)
-    wait_for(lambda: len(received()) == 3, 10, "bob's body on disk")
+    wait_for(lambda: len(received()) == 3, 60, "bob's body on disk")
     busy = server.upload(carol, b"x", filename="bot.tar.gz", name="busy")
     assert busy.status_code == 503 and "3 uploads already" in busy.json()["error"], busy.text
     assert busy.headers["retry-after"] == "5"
     # The clients hang up: their places and files are freed.
     for sock in (a1, a2, b1):
         sock.close()
-    wait_for(lambda: not _leftovers(server), 10, "the received bodies to be removed")
+    wait_for(lambda: not _leftovers(server), 60, "the received bodies to be removed")
     # alice's next upload is read (and refused for what it is).
     again = server.upload(alice, b"junk", filename="bot.tar.gz", name="again")
     assert again.status_code == 400 and "not a readable tar archive" in again.json()["error"]
@@ -353,10 +364,10 @@ def test_refusals_read_by_the_client_and_counted(server: Server, tmp_path: Path)
     # Hostile archives over HTTP: each a 400 with its reason, quickly, nothing left.
     for filename in ("deep.tar.gz", "twice.tar.gz"):
         data, reason = HOSTILE[filename]
-        started = time.monotonic()
+        started = _cpu_s(server.proc.pid)  # the server's CPU time, not the wall clock's
         r = server.upload(dave, data, filename=filename, name="hostile")
         assert r.status_code == 400 and reason in r.json()["error"], r.text
-        assert time.monotonic() - started < 5
+        assert _cpu_s(server.proc.pid) - started < 5
     assert not _leftovers(server)
     junk = tmp_path / "junk.tar.gz"
     junk.write_bytes(b"junk")
@@ -397,7 +408,7 @@ def test_the_upload_form_is_received_the_same_way(server: Server) -> None:
 
 
 def test_after_a_lost_connection_the_client_asks_what_became_of_the_upload(
-    server: Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    server: Server, tmp_path: Path
 ) -> None:
     # The server is killed while it validates the upload (a bot 10 ms a move: the
     # validation match lasts at least 1 s) and started again: the client, which lost
@@ -412,6 +423,12 @@ def test_after_a_lost_connection_the_client_asks_what_became_of_the_upload(
             "for line in sys.stdin:\n", "for line in sys.stdin:\n    time.sleep(0.01)\n"
         ).replace("import sys\n", "import sys\nimport time\n")
     )
+    # What a kill during an upload leaves (and an older server's deep tree): swept when
+    # the server starts again. Made now, where no sweep looks (only a start does), so
+    # that after the kill the restart comes within the client's minute of asking again.
+    (server.data / "uploads" / "upload-stale").write_bytes(b"x" * 1000)
+    (server.data / "versions" / "upload-deep").mkdir()
+    _deep_tree(server.data / "versions" / "upload-deep", 1500)
     client = subprocess.Popen(
         [
             sys.executable,
@@ -436,17 +453,11 @@ def test_after_a_lost_connection_the_client_asks_what_became_of_the_upload(
             r = server.get("/api/bots/slowpoke")
             return r.status_code == 200 and r.json()["versions"][-1]["status"] == "validating"
 
-        wait_for(validating, 30, "the upload to be stored and validating")
+        wait_for(validating, 60, "the upload to be stored and validating")
         server.kill()
-        # What a kill during an upload leaves (and an older server's deep tree): swept
-        # when the server starts again.
-        (server.data / "uploads" / "upload-stale").write_bytes(b"x" * 1000)
-        (server.data / "versions" / "upload-deep").mkdir()
-        _deep_tree(server.data / "versions" / "upload-deep", 1500)
-        monkeypatch.setattr(serverkit, "free_port", lambda: server.port)
-        restarted = Server(server.config, server.data)
+        restarted = Server(server.config, server.data, port=server.port)
         assert not _leftovers(restarted)
-        out, err = client.communicate(timeout=60)
+        out, err = client.communicate(timeout=300)
     finally:
         if client.poll() is None:
             client.kill()

@@ -74,7 +74,37 @@ def build_app(site: Site) -> Any:
         if not await site.send_cached(scope, send):
             await application(scope, receive, send)
 
-    return metrics.instrument(security_headers(app), routes)
+    return quiet_when_the_connection_closes(metrics.instrument(security_headers(app), routes))
+
+
+def quiet_when_the_connection_closes(app: Any) -> Any:
+    """``app`` whose response ends quietly when hypercorn is closing its connection.
+
+    A client may close its connection as soon as it has read a whole response (a
+    refusal of an upload it has not finished sending, say) while the application's
+    last message is still going out. hypercorn (0.18) then closes the socket from
+    its reading task without the lock its sends take, and the application's send
+    that meets it fails with trio.BusyResourceError (where a send to a connection
+    already closed is dropped quietly). The client has gone either way: nothing
+    more of this response can reach it, so the rest of it is dropped too instead
+    of an error with a traceback in the log."""
+    import trio
+
+    async def guarded(scope: Any, receive: Any, send: Any) -> None:
+        closing = False
+
+        async def send_unless_closing(message: Any) -> None:
+            nonlocal closing
+            if closing:
+                return
+            try:
+                await send(message)
+            except trio.BusyResourceError:
+                closing = True
+
+        await app(scope, receive, send_unless_closing)
+
+    return guarded
 
 
 def _carries_body(request: Request) -> bool:
