@@ -375,9 +375,10 @@ class Match:
                 # capability.
                 "bot_uids": [s.uid for s in self.seats],
                 "capabilities": [],
-                # Which limits the kernel enforces (a cgroup per bot) and which the
-                # referee samples, on this host (sandbox/cgroups.py).
-                "enforcement": sbx.enforcement(self.cgroups),
+                # Which limits the kernel enforces (a cgroup per bot, the layer's
+                # sized tmpfs) and which the referee samples, on this host
+                # (sandbox/cgroups.py).
+                "enforcement": sbx.enforcement(self.cgroups, self.layer.isolation),
             },
         )
 

@@ -233,10 +233,11 @@ def test_the_peak_memory_is_the_bots_own(cgroups: str) -> None:
         peak = _seat(result, seat)["peak_rss_kib"]
         assert 0 < peak < 12 * 1024, (cgroups, peak)
     if cgroups == "off":
-        assert set(result["containment"]["enforcement"].values()) <= {
-            "sampled",
-            "process tree walk",
-        }
+        enforced = dict(result["containment"]["enforcement"])
+        # The disk is the layer's (a sized tmpfs is the kernel's, cgroups or not).
+        layer = sandbox.choose_layer(result["containment"]["layer"])
+        assert enforced.pop("disk") == sandbox.disk_enforcement(layer.isolation)
+        assert set(enforced.values()) <= {"sampled", "process tree walk"}, enforced
     assert _leftover_cgroups(pid) == []
 
 

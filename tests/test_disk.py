@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import skip_or_fail
 
 from referee import sandbox
@@ -71,3 +73,45 @@ def test_a_bwrap_bots_entries_are_read_from_its_scratch_tmpfs(tmp_path: Path) ->
         proc.kill()
         proc.communicate(timeout=10)
         sandbox.release_uid(launch.uid if launch.leased else None)
+
+
+# -- what the header says of the disk, layer by layer ---------------------------
+
+MINIMAL_C = Path(__file__).resolve().parent.parent / "sample_bots" / "bin" / "minimal_c"
+
+# What each layer's writable places are, and so who enforces the disk limits.
+DISK_BY_LAYER = {
+    "bwrap": "kernel (tmpfs size); entries sampled (tmpfs count)",
+    "unshare": "kernel (tmpfs size and inodes)",
+    "landlock": "sampled (walk of the scratch directory)",
+    "basic": "sampled (walk of the scratch directory); the host's /tmp not bounded",
+}
+
+
+@pytest.mark.parametrize("layer", sorted(DISK_BY_LAYER))
+def test_the_header_says_per_layer_whether_the_disk_is_kernel_enforced(
+    layer: str, tmp_path: Path
+) -> None:
+    try:
+        sandbox.choose_layer(layer)
+    except sandbox.SandboxError as exc:
+        skip_or_fail(f"layer {layer} does not work here: {exc}")
+    if not MINIMAL_C.is_file():
+        skip_or_fail("the C sample bots are not built (make bots)")
+    replay = tmp_path / "m.jsonl"
+    common = [sys.executable, "-m", "referee", "match", str(MINIMAL_C), str(MINIMAL_C)]
+    common += ["--rounds", "3", "--sandbox", layer, "--cgroups", "off"]
+    printed = subprocess.run(
+        [*common, "--replay", str(replay)], capture_output=True, text=True, timeout=120, cwd="/"
+    )
+    assert printed.returncode == 0, printed.stderr
+    said = DISK_BY_LAYER[layer]
+    limits_line = " ".join(printed.stdout.split())
+    assert f"; disk {said}" in limits_line, printed.stdout
+    header = json.loads(replay.read_text().splitlines()[0])
+    assert header["containment"]["enforcement"]["disk"] == said
+    as_json = subprocess.run(
+        [*common, "--json", "--no-replay"], capture_output=True, text=True, timeout=120, cwd="/"
+    )
+    assert as_json.returncode == 0, as_json.stderr
+    assert json.loads(as_json.stdout)["containment"]["enforcement"]["disk"] == said

@@ -32,7 +32,7 @@ import functools
 import os
 import signal
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
@@ -284,10 +284,25 @@ def _kill_in_children(base: str) -> bool:
             os.rmdir(probe)
 
 
-def enforcement(cg: CgroupHost) -> dict[str, str]:
-    """For the match header: how each limit is enforced on this host. "kernel
-    (cgroup vN)" where a bot's cgroup does it, else "sampled" (the referee's
-    watchdog reads /proc every 100 ms and stops the bot after the fact)."""
+def disk_enforcement(isolation: Sequence[str]) -> str:
+    """How the disk limits are enforced in a layer that isolates ``isolation``: by
+    the kernel where its writable places are tmpfs of the limits ("disk": ENOSPC
+    past the size; "inodes": past the entry count too), else sampled by the
+    watchdog's walk of the scratch directory (by directory fds)."""
+    if "disk" not in isolation:
+        walked = "sampled (walk of the scratch directory)"
+        # Without a file system view of its own, the host's /tmp is writable too.
+        return walked if "fs" in isolation else walked + "; the host's /tmp not bounded"
+    if "inodes" in isolation:
+        return "kernel (tmpfs size and inodes)"
+    return "kernel (tmpfs size); entries sampled (tmpfs count)"
+
+
+def enforcement(cg: CgroupHost, isolation: Sequence[str] = ()) -> dict[str, str]:
+    """For the match header: how each limit is enforced on this host, for a layer
+    that isolates ``isolation``. "kernel (cgroup vN)" where a bot's cgroup does
+    it, else "sampled" (the referee's watchdog reads /proc every 100 ms and stops
+    the bot after the fact); the disk as :func:`disk_enforcement` says."""
     kernel = cg.kernel
     kill = kernel.get("kill") or kernel.get("freezer")
     return {
@@ -301,6 +316,7 @@ def enforcement(cg: CgroupHost) -> dict[str, str]:
         else "sampled",
         "teardown": f"kernel ({kill} kill)" if kill else "process tree walk",
         "peak_memory": f"kernel ({kernel['memory']} peak)" if "memory" in kernel else "sampled",
+        "disk": disk_enforcement(isolation),
     }
 
 
