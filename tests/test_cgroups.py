@@ -431,3 +431,37 @@ def test_the_cgroup_attack_bots_as_an_unprivileged_user(tmp_path: Path) -> None:
         assert all(text in kept for text in expect.stderr), context
         assert other.get("status", "ok") == "ok", context
         assert not other.get("escaped_processes"), context
+
+
+END_THREAD_FLOOD = ROOT / "tests" / "bots" / "end_thread_flood.py"
+
+
+@needs_c
+def test_a_limit_found_only_at_teardown_disqualifies_like_one_found_during_play(
+    tmp_path: Path,
+) -> None:
+    # The bot starts threads once it has been sent "end": the kernel refuses the one
+    # past its process limit, and only the cgroup's last reading, at teardown, shows
+    # it (no watchdog reading comes after "end"). Before, that
+    # fault set its status but not "disqualified": the result still counted it as a
+    # player in good standing, and the replay failed its own verification.
+    _cgroups_or_skip()
+    replay = tmp_path / "m.jsonl"
+    bot = f"{sys.executable} {END_THREAD_FLOOD}"
+    common = [bot, str(MINIMAL_C), "--rounds", "5"]
+    result, pid, _ = _match(*common, "--json", "--replay", str(replay))
+    verdict = _seat(result, 0)
+    assert verdict["status"] == "process_limit", verdict
+    assert "the kernel refused" in verdict["faults"][0]["detail"], verdict
+    assert "end_thread_flood: started" in verdict["stderr_head"], verdict
+    assert verdict["disqualified"] is True, verdict
+    seats = {s["seat"]: s for s in result["seats"]}
+    assert seats[0]["stats"]["disqualified"], seats[0]  # what a league counts
+    assert not seats[1]["stats"].get("disqualified"), seats[1]
+    assert result["winner"] == 1 and seats[1]["placement"] < seats[0]["placement"], result
+    assert _seat(result, 1).get("status", "ok") == "ok"
+    check = subprocess.run(
+        [sys.executable, "-m", "referee", "verify", str(replay)], capture_output=True, text=True
+    )
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert _leftover_cgroups(pid) == []
