@@ -228,10 +228,77 @@ class Scratch:
         return gone
 
 
+def _bot_uids() -> range:
+    """The uids a root referee leases to its bots (the default range)."""
+    from .base import Limits
+
+    limits = Limits()
+    return range(limits.uid_first, limits.uid_first + limits.uid_count)
+
+
+def _may_be_its_sandbox(uid: int) -> bool:
+    """Whether a process of ``uid`` may be part of a sandbox that a referee of this
+    user made: its own uid, or (a root referee) a bot uid."""
+    return uid == os.geteuid() or (os.geteuid() == 0 and uid in _bot_uids())
+
+
+def _users_of(directory: str) -> list[int]:
+    """The processes that run a dead referee's sandbox for the scratch ``directory``:
+    those that name it as a whole argument (bwrap's ``--chdir``, ``--tmpfs``) or run
+    in it (a bot's working directory), of a uid a referee of this user runs its
+    launches and bots as. The directory's name is random and its lock was taken:
+    nothing else has a reason to name it."""
+    me = os.getpid()
+    needle = directory.encode()
+    found: list[int] = []
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return found
+    for entry in entries:
+        if not entry.isdigit() or int(entry) == me:
+            continue
+        try:
+            if not _may_be_its_sandbox(os.stat(f"/proc/{entry}").st_uid):
+                continue
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                named = needle in f.read().split(b"\0")
+            if not named:
+                cwd = os.readlink(f"/proc/{entry}/cwd")
+                named = cwd == directory or cwd.startswith(directory + "/")
+        except OSError:
+            continue
+        if named:
+            found.append(int(entry))
+    return found
+
+
+def _kill_users(directory: str) -> int:
+    """Kill the sandbox a dead referee left running for ``directory`` (with every
+    descendant); returns how many processes were hit. Never raises."""
+    from .proctree import kill_tree
+
+    hit = 0
+    try:
+        # A launch may be starting another process as we look: look again until a
+        # pass finds nobody (bounded).
+        for _ in range(5):
+            pids = _users_of(directory)
+            if not pids:
+                break
+            for pid in pids:
+                hit += kill_tree(pid)
+    except Exception:  # noqa: S110 - a sweep must not fail
+        pass
+    return hit
+
+
 def sweep_stale_scratch(base: str | None = None) -> list[str]:
     """Remove the scratch directories (and their locks) in ``base`` whose referee is
-    gone: those whose lock file this process can lock. A directory without a lock
-    file is never touched (another program's, or one being made). Returns the
+    gone: those whose lock file this process can lock, killing first what still runs
+    of their sandbox (a bwrap whose launcher died while it was set up never armed
+    --die-with-parent, and lives on with its bot). A directory without a lock file
+    is never touched (another program's, or one being made). Returns the
     directories removed. Never raises."""
     base = base or tempfile.gettempdir()
     removed: list[str] = []
@@ -259,7 +326,10 @@ def sweep_stale_scratch(base: str | None = None) -> list[str]:
             # Still the file we locked (not removed and made again by its owner meanwhile).
             with contextlib.suppress(OSError):
                 now = os.stat(lock, follow_symlinks=False)
-                if (now.st_dev, now.st_ino) == (st.st_dev, st.st_ino) and remove_tree(directory):
+                if (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino):
+                    continue
+                _kill_users(os.path.realpath(directory))
+                if remove_tree(directory):
                     os.unlink(lock)
                     removed.append(directory)
         finally:
