@@ -160,7 +160,8 @@ def test_a_scratch_directory_is_swept_only_once_its_owner_is_dead(tmp_path: Path
         holder.wait()
     assert sweep_stale_scratch(str(tmp_path)) == [str(path)]
     assert os.listdir(tmp_path) == []
-    # A directory without a lock (another program's, or an older referee's) stays.
+    # A directory without a lock (another program's, or an older referee's) stays
+    # while it is young (see the test of old lock-less directories below).
     (tmp_path / "referee-seat0-abcdefgh").mkdir()
     assert sweep_stale_scratch(str(tmp_path)) == []
     mine = Scratch(1, str(tmp_path))
@@ -341,3 +342,81 @@ def test_the_sweep_kills_a_dead_referees_bwrap_sandbox_and_leaves_nothing(
     for seat in json.loads(proc.stdout)["seats"]:
         assert not seat["verdict"]["escaped_processes"], seat["verdict"]
         assert seat["verdict"]["status"] == "ok", seat["verdict"]
+
+
+_LEASE_HOLDER = """\
+import sys, time
+from referee import sandbox
+uid = int(sys.argv[1])
+print(sandbox.lease_uid(sandbox.Limits(uid_first=uid, uid_count=1)), flush=True)
+time.sleep(60)
+"""
+
+
+def _old_lockless(base: Path, name: str, owner: int) -> Path:
+    """A scratch directory as a referee from before the locks left it: no lock
+    file, a file in it, owned by ``owner``, unchanged for an hour."""
+    path = base / name
+    path.mkdir(mode=0o700)
+    (path / "state").write_text("left")
+    os.chown(path / "state", owner, owner)
+    os.chown(path, owner, owner)
+    hour_ago = time.time() - 3600
+    os.utime(path, (hour_ago, hour_ago))
+    return path
+
+
+def test_an_older_referees_lockless_scratch_is_swept_only_when_nothing_can_own_it(
+    tmp_path: Path,
+) -> None:
+    # Before, a directory without a lock file was never swept: those of referees
+    # from before the locks piled up in /tmp for good.
+    base = tmp_path / "tmp"
+    base.mkdir()
+    me = os.geteuid()
+    gone = [_old_lockless(base, "referee-seat0-oldmine1", me)]
+    young = base / "referee-seat1-youngmin"
+    young.mkdir()
+    in_use = _old_lockless(base, "referee-seat0-inuse123", me)
+    others = _old_lockless(base, "referee-seat1-others12", 12345) if me == 0 else None
+    held = free = None
+    holder = None
+    if me == 0:
+        # Bot uids from the top of the range (a referee leases from the bottom).
+        first, count = sandbox.Limits().uid_first, sandbox.Limits().uid_count
+        free_uid, held_uid = first + count - 1, first + count - 2
+        free = _old_lockless(base, "referee-seat0-freelea1", free_uid)
+        gone.append(free)
+        held = _old_lockless(base, "referee-seat1-heldlea1", held_uid)
+        holder = subprocess.Popen(
+            [sys.executable, "-c", _LEASE_HOLDER, str(held_uid)], stdout=subprocess.PIPE, cwd=ROOT
+        )
+    user = subprocess.Popen(["sleep", "60"], cwd=in_use)
+    try:
+        if holder is not None:
+            assert holder.stdout is not None
+            assert holder.stdout.readline().split() == [
+                f"({held_uid},".encode(),
+                f"{held_uid})".encode(),
+            ]
+        removed = sweep_stale_scratch(str(base))
+        assert sorted(removed) == sorted(str(p) for p in gone)
+        left = {p.name for p in base.iterdir()}
+        assert left == {p.name for p in (young, in_use, others, held) if p is not None}, (
+            left
+        )  # young, in use, another user's, a live referee's uid
+        assert (in_use / "state").exists()
+        # Once nothing uses it and no one holds its uid, it goes too.
+        user.kill()
+        user.wait()
+        if holder is not None:
+            holder.kill()
+            holder.wait()
+        again = sweep_stale_scratch(str(base))
+        assert sorted(again) == sorted(str(p) for p in (in_use, held) if p is not None)
+    finally:
+        user.kill()
+        user.wait()
+        if holder is not None:
+            holder.kill()
+            holder.wait()

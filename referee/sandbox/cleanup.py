@@ -21,6 +21,7 @@ import os
 import re
 import stat
 import tempfile
+import time
 from pathlib import Path
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
@@ -293,19 +294,82 @@ def _kill_users(directory: str) -> int:
     return hit
 
 
+# A scratch directory without a lock file (a referee of a version before the locks
+# made it) is swept only once it has not changed for this long, and nothing runs in
+# it or names it.
+LOCKLESS_STALE_S = 600.0
+
+
+def _used_by_anyone(directory: str) -> bool:
+    """Whether any process runs in ``directory`` (or below) or names it as a whole
+    argument, whoever it runs as."""
+    needle = directory.encode()
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return True  # cannot tell: in use, for all we know
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                if needle in f.read().split(b"\0"):
+                    return True
+            cwd = os.readlink(f"/proc/{entry}/cwd")
+        except OSError:
+            continue
+        if cwd == directory or cwd.startswith(directory + "/"):
+            return True
+    return False
+
+
+def _sweep_lockless(base: str, name: str) -> bool:
+    """Remove the lock-less scratch directory ``name`` of ``base`` if it is an older
+    referee's that nothing uses any more: unchanged for LOCKLESS_STALE_S, nothing
+    running in it or naming it, and owned by this referee's own uid or (a root
+    referee) by a bot uid whose lease no live referee holds (held here while the
+    directory is removed, so no bot can be given that uid meanwhile). True when it
+    was removed."""
+    from .identity import lease_if_free
+
+    directory = os.path.realpath(os.path.join(base, name))
+    try:
+        st = os.lstat(directory)
+    except OSError:
+        return False
+    if not stat.S_ISDIR(st.st_mode) or time.time() - st.st_mtime < LOCKLESS_STALE_S:
+        return False
+    if st.st_uid == os.geteuid():
+        return not _used_by_anyone(directory) and remove_tree(directory)
+    if os.geteuid() != 0 or st.st_uid not in _bot_uids():
+        return False  # another user's: not ours to judge
+    with lease_if_free(st.st_uid) as free:
+        return free and not _used_by_anyone(directory) and remove_tree(directory)
+
+
 def sweep_stale_scratch(base: str | None = None) -> list[str]:
     """Remove the scratch directories (and their locks) in ``base`` whose referee is
     gone: those whose lock file this process can lock, killing first what still runs
     of their sandbox (a bwrap whose launcher died while it was set up never armed
     --die-with-parent, and lives on with its bot). A directory without a lock file
-    is never touched (another program's, or one being made). Returns the
-    directories removed. Never raises."""
+    (an older referee's) is removed only by the stricter rule of
+    :func:`_sweep_lockless`. Returns the directories removed. Never raises."""
     base = base or tempfile.gettempdir()
     removed: list[str] = []
     try:
         names = os.listdir(base)
     except OSError:
         return removed
+    present = set(names)
+    for name in names:
+        # (A referee of today makes the lock before the directory, and removes it
+        # after: a directory without one is an older referee's.)
+        if _SCRATCH_NAME.match(name) and name + LOCK_SUFFIX not in present:
+            try:
+                if _sweep_lockless(base, name):
+                    removed.append(os.path.join(base, name))
+            except Exception:  # noqa: S110 - a sweep must not fail
+                pass
     for name in names:
         if not name.endswith(LOCK_SUFFIX) or not _SCRATCH_NAME.match(name[: -len(LOCK_SUFFIX)]):
             continue
