@@ -82,10 +82,10 @@ MINIMAL_C = Path(__file__).resolve().parent.parent / "sample_bots" / "bin" / "mi
 
 # What each layer's writable places are, and so who enforces the disk limits.
 DISK_BY_LAYER = {
-    "bwrap": "kernel (tmpfs size); entries sampled (tmpfs count)",
+    "bwrap": "kernel (tmpfs size), entries sampled (tmpfs count)",
     "unshare": "kernel (tmpfs size and inodes)",
     "landlock": "sampled (walk of the scratch directory)",
-    "basic": "sampled (walk of the scratch directory); the host's /tmp not bounded",
+    "basic": "sampled (walk of the scratch directory), the host's /tmp not bounded",
 }
 
 

@@ -307,10 +307,10 @@ def disk_enforcement(isolation: Sequence[str]) -> str:
     if "disk" not in isolation:
         walked = "sampled (walk of the scratch directory)"
         # Without a file system view of its own, the host's /tmp is writable too.
-        return walked if "fs" in isolation else walked + "; the host's /tmp not bounded"
+        return walked if "fs" in isolation else walked + ", the host's /tmp not bounded"
     if "inodes" in isolation:
         return "kernel (tmpfs size and inodes)"
-    return "kernel (tmpfs size); entries sampled (tmpfs count)"
+    return "kernel (tmpfs size), entries sampled (tmpfs count)"
 
 
 def enforcement(cg: CgroupHost, isolation: Sequence[str] = ()) -> dict[str, str]:
