@@ -375,9 +375,10 @@ class Match:
                 # capability.
                 "bot_uids": [s.uid for s in self.seats],
                 "capabilities": [],
-                # Which limits the kernel enforces (a cgroup per bot) and which the
-                # referee samples, on this host (sandbox/cgroups.py).
-                "enforcement": sbx.enforcement(self.cgroups),
+                # Which limits the kernel enforces (a cgroup per bot, the layer's
+                # sized tmpfs) and which the referee samples, on this host
+                # (sandbox/cgroups.py).
+                "enforcement": sbx.enforcement(self.cgroups, self.layer.isolation),
             },
         )
 
@@ -652,8 +653,7 @@ class Match:
     def _last_disk_reading(self) -> None:
         """Disk use once more when play is over: a bot that wrote in its last moments
         is over its limit all the same."""
-        # The fault belongs to the last step played (the state is one past it now).
-        step = max(0, self.game.step_number(self._state) - 1)
+        step = self._last_step()
         over = []
         for seat, s in enumerate(self.seats):
             if self.judge.out[seat] or s.bot is None:
@@ -664,11 +664,19 @@ class Match:
         if over:
             self._disqualify(over, step)
 
-    def _late_limit_faults(self, step: int) -> None:
+    def _last_step(self) -> int:
+        """The last step played: a fault found once play is over belongs to it (the
+        state is one past it now)."""
+        return max(0, self.game.step_number(self._state) - 1)
+
+    def _late_limit_faults(self, step: int) -> list[int]:
         """After teardown: a limit a bot went over that no reading during play
         caught (between two readings, or as it ended) is its fault all the same,
-        so that a peak over a limit never sits beside "ok"."""
+        so that a peak over a limit never sits beside "ok". Returns the seats
+        that got such a fault (the caller disqualifies them, as a reading during
+        play would have)."""
         limits = self.cfg.limits
+        faulted: list[int] = []
         for seat, s in enumerate(self.seats):
             if s.verdict.disqualified:
                 continue  # already out, and stopped by whatever put it out
@@ -683,6 +691,9 @@ class Match:
                 )
             if found is not None and found[0] not in kinds:
                 self._fault(seat, step, *found)
+            if found is not None:
+                faulted.append(seat)
+        return faulted
 
     def _kernel_fault(self, s: Seat) -> tuple[FaultKind, str] | None:
         """Read the seat's cgroup (if it has one): its CPU time and peak memory,
@@ -1184,7 +1195,13 @@ class Match:
             if result is None:
                 self.writer.close()
         assert header is not None
-        self._late_limit_faults(result.steps if result is not None else 0)
+        late = self._late_limit_faults(self._last_step())
+        if late and result is not None:
+            # A fatal fault, found late: the bot is out as if a reading during play
+            # had caught it, and the result (the game's placements, scores and
+            # "disqualified" stats, which a league counts) says so.
+            self._disqualify(late, self._last_step())
+            result = self.game.result(self._state)
         for s in self.seats:
             statuses = [f.kind for f in s.verdict.faults]
             if s.verdict.escaped_processes:

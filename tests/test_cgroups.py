@@ -106,7 +106,7 @@ def test_the_header_says_what_is_sampled_where_no_cgroup_is_had() -> None:
     hybrid = CgroupHost(
         (
             Hierarchy("/v2", True, ("cpuacct", "kill")),
-            Hierarchy("/v1mem", False, ("memory",)),
+            Hierarchy("/v1mem", False, ("memory", "peak")),
             Hierarchy("/v1pids", False, ("pids",)),
         )
     )
@@ -115,6 +115,7 @@ def test_the_header_says_what_is_sampled_where_no_cgroup_is_had() -> None:
     assert said["processes"] == "kernel (cgroup v1 pids)"
     assert said["teardown"] == "kernel (cgroup v2 kill)"
     assert said["cpu_share"] == "sampled"  # no cpu controller in this host
+    assert said["peak_memory"] == "kernel (cgroup v1 peak)"
 
 
 def test_a_niced_referees_bots_get_the_weight_of_its_nice_value() -> None:
@@ -167,7 +168,7 @@ def test_cgroup_v1_controllers_are_used_under_the_referees_own_cgroup(tmp_path: 
     roles = {h.base: h.roles for h in found.hierarchies}
     assert roles == {
         str(tmp_path / "unified"): ("cpuacct", "kill"),
-        str(tmp_path / "memory" / "jobs" / "42"): ("memory",),
+        str(tmp_path / "memory" / "jobs" / "42"): ("memory", "peak"),
         str(tmp_path / "pids"): ("pids",),
     }
     assert found.missing == "no writable cgroup with cpu"
@@ -233,10 +234,11 @@ def test_the_peak_memory_is_the_bots_own(cgroups: str) -> None:
         peak = _seat(result, seat)["peak_rss_kib"]
         assert 0 < peak < 12 * 1024, (cgroups, peak)
     if cgroups == "off":
-        assert set(result["containment"]["enforcement"].values()) <= {
-            "sampled",
-            "process tree walk",
-        }
+        enforced = dict(result["containment"]["enforcement"])
+        # The disk is the layer's (a sized tmpfs is the kernel's, cgroups or not).
+        layer = sandbox.choose_layer(result["containment"]["layer"])
+        assert enforced.pop("disk") == sandbox.disk_enforcement(layer.isolation)
+        assert set(enforced.values()) <= {"sampled", "process tree walk"}, enforced
     assert _leftover_cgroups(pid) == []
 
 
@@ -430,3 +432,138 @@ def test_the_cgroup_attack_bots_as_an_unprivileged_user(tmp_path: Path) -> None:
         assert all(text in kept for text in expect.stderr), context
         assert other.get("status", "ok") == "ok", context
         assert not other.get("escaped_processes"), context
+
+
+END_THREAD_FLOOD = ROOT / "tests" / "bots" / "end_thread_flood.py"
+
+
+@needs_c
+def test_a_limit_found_only_at_teardown_disqualifies_like_one_found_during_play(
+    tmp_path: Path,
+) -> None:
+    # The bot starts threads once it has been sent "end": the kernel refuses the one
+    # past its process limit, and only the cgroup's last reading, at teardown, shows
+    # it (no watchdog reading comes after "end"). Before, that
+    # fault set its status but not "disqualified": the result still counted it as a
+    # player in good standing, and the replay failed its own verification.
+    _cgroups_or_skip()
+    replay = tmp_path / "m.jsonl"
+    bot = f"{sys.executable} {END_THREAD_FLOOD}"
+    common = [bot, str(MINIMAL_C), "--rounds", "5"]
+    result, pid, _ = _match(*common, "--json", "--replay", str(replay))
+    verdict = _seat(result, 0)
+    assert verdict["status"] == "process_limit", verdict
+    assert "the kernel refused" in verdict["faults"][0]["detail"], verdict
+    assert "end_thread_flood: started" in verdict["stderr_head"], verdict
+    assert verdict["disqualified"] is True, verdict
+    seats = {s["seat"]: s for s in result["seats"]}
+    assert seats[0]["stats"]["disqualified"], seats[0]  # what a league counts
+    assert not seats[1]["stats"].get("disqualified"), seats[1]
+    assert result["winner"] == 1 and seats[1]["placement"] < seats[0]["placement"], result
+    assert _seat(result, 1).get("status", "ok") == "ok"
+    check = subprocess.run(
+        [sys.executable, "-m", "referee", "verify", str(replay)], capture_output=True, text=True
+    )
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert _leftover_cgroups(pid) == []
+
+
+# -- cgroup v2 on a fake cgroupfs ------------------------------------------------
+#
+# This host's controllers are on cgroup v1 (its v2 tree has none), so the v2 path
+# is checked against a directory tree that stands in for cgroupfs: what the code
+# writes there and what it makes of what the kernel would write.
+
+
+def _fake_v2_scope(root: Path, peak: bool) -> Path:
+    """A delegated v2 scope holding only this process, its controllers available
+    but not enabled for children; with ``memory.peak`` (Linux 5.19+) or without."""
+    scope = root / "user.slice" / "referee.scope"
+    scope.mkdir(parents=True)
+    (scope / "cgroup.controllers").write_text("cpuset cpu io memory pids\n")
+    (scope / "cgroup.subtree_control").write_text("")
+    (scope / "cgroup.procs").write_text(f"{os.getpid()}\n")
+    (scope / "cgroup.kill").write_text("")
+    for name in ("memory.max", "memory.current", "pids.max", "cpu.weight"):
+        (scope / name).write_text("max\n" if name.endswith(".max") else "0\n")
+    if peak:
+        (scope / "memory.peak").write_text("0\n")
+    return scope
+
+
+def _fake_v2_host(tmp_path: Path, peak: bool) -> tuple[CgroupHost, Path]:
+    _fake_v2_scope(tmp_path / "cg2", peak)
+    found = detect(
+        "0::/user.slice/referee.scope\n", _mountinfo("cgroup2", tmp_path / "cg2", "nsdelegate")
+    )
+    (h,) = found.hierarchies
+    return found, Path(h.base)
+
+
+def _kernel_files(d: Path, current: int, peak: int | None) -> None:
+    """What the kernel shows in a bot's v2 cgroup after some play."""
+    (d / "memory.current").write_text(f"{current}\n")
+    if peak is not None:
+        (d / "memory.peak").write_text(f"{peak}\n")
+    (d / "memory.events").write_text("low 0\nhigh 0\nmax 7\noom 1\noom_kill 1\noom_group_kill 1\n")
+    (d / "pids.current").write_text("3\n")
+    (d / "pids.events").write_text("max 2\n")
+    (d / "cpu.stat").write_text("usage_usec 1250000\nuser_usec 1000000\nsystem_usec 250000\n")
+    (d / "cgroup.procs").write_text("")
+
+
+def test_a_v2_bots_cgroup_gets_its_limits_and_is_read_as_the_kernel_writes_it(
+    tmp_path: Path,
+) -> None:
+    found, scope = _fake_v2_host(tmp_path, peak=True)
+    assert (scope / "cgroup.subtree_control").read_text() == "+cpu +memory +pids"
+    limits = sandbox.Limits(memory_mib=96, processes=40)
+    cg = sandbox.BotCgroup.create(found, "seat0", limits)
+    (d,) = (Path(p) for p in cg.dirs.values())
+    assert d.parent == scope and d.name.startswith(f"referee-{os.getpid()}-")
+    assert (d / "memory.max").read_text() == str(96 * 1024 * 1024)
+    assert (d / "memory.swap.max").read_text() == "0"
+    assert (d / "memory.oom.group").read_text() == "1"
+    assert (d / "pids.max").read_text() == "40"
+    nice = os.getpriority(os.PRIO_PROCESS, 0)
+    assert (d / "cpu.weight").read_text() == str(round(cpu_weight_of_nice(nice) * 100 / 1024))
+    assert not (d / "cpu.shares").exists() and not (d / "memory.limit_in_bytes").exists()
+    assert cg.join_files() == [str(d / "cgroup.procs")]
+    _kernel_files(d, current=5 << 20, peak=96 << 20)
+    reading = cg.read()
+    assert reading == Reading(5 << 20, 96 << 20, 1, 3, 2, 1.25), reading
+    kind, _detail = kernel_limit_fault(reading, limits) or (None, "")
+    assert kind == "memory_limit"
+    # The teardown: the whole cgroup killed at once through cgroup.kill, then removed.
+    assert cg.kill(timeout=0.1)
+    assert (d / "cgroup.kill").read_text() == "1"
+    for f in d.iterdir():  # (cgroupfs removes its own files with the directory)
+        f.unlink()
+    cg.remove()
+    assert not d.exists() and cg.dirs == {}
+    said = sandbox.enforcement(found)
+    assert said["memory"] == "kernel (cgroup v2 memory)"
+    assert said["processes"] == "kernel (cgroup v2 pids)"
+    assert said["teardown"] == "kernel (cgroup v2 kill)"
+    assert said["cpu_time"] == "kernel (cgroup v2 accounting)"
+    assert said["peak_memory"] == "kernel (cgroup v2 peak)"
+
+
+def test_a_v2_kernel_without_memory_peak_samples_the_peak_and_says_so(tmp_path: Path) -> None:
+    # memory.peak came with Linux 5.19: before it, the peak is the highest
+    # memory.current the readings saw (the watchdog reads every 100 ms).
+    found, _scope = _fake_v2_host(tmp_path, peak=False)
+    cg = sandbox.BotCgroup.create(found, "seat0", sandbox.Limits())
+    (d,) = (Path(p) for p in cg.dirs.values())
+    try:
+        _kernel_files(d, current=40 << 20, peak=None)
+        assert cg.read().peak_bytes == 40 << 20
+        _kernel_files(d, current=8 << 20, peak=None)
+        assert cg.read().peak_bytes == 40 << 20  # the highest seen, not the last
+        said = sandbox.enforcement(found)
+        assert said["memory"] == "kernel (cgroup v2 memory)"
+        assert said["peak_memory"] == "sampled (cgroup v2 memory use at each reading)"
+    finally:
+        for f in d.iterdir():
+            f.unlink()
+        cg.remove()

@@ -55,7 +55,7 @@ from .base import (
     Limits,
     SandboxError,
 )
-from .cgroups import NO_CGROUPS, BotCgroup, CgroupHost, enforcement
+from .cgroups import NO_CGROUPS, BotCgroup, CgroupHost, disk_enforcement, enforcement
 from .cgroups import Reading as CgroupReading
 from .cgroups import host as cgroup_host
 from .choose import choose_layer
@@ -118,6 +118,7 @@ __all__ = [
     "CgroupReading",
     "cgroup_host",
     "describe_strays",
+    "disk_enforcement",
     "enforcement",
     "live_strays",
     "peak_vm_hwm_kib",

@@ -32,15 +32,17 @@ import functools
 import os
 import signal
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
 from .base import MIB, Limits, SandboxError
 
 PREFIX = "referee-"
-# What a hierarchy can do for a bot's cgroup. "cpuacct": the cgroup's CPU time.
-ROLES = ("memory", "pids", "cpu", "cpuacct", "kill", "freezer")
+# What a hierarchy can do for a bot's cgroup. "cpuacct": the cgroup's CPU time;
+# "peak": the kernel's own high-water mark of its memory (v1 always, v2 from Linux
+# 5.19: memory.peak), only ever with "memory" in the same hierarchy.
+ROLES = ("memory", "peak", "pids", "cpu", "cpuacct", "kill", "freezer")
 _V1_ROLES = {"memory": "memory", "pids": "pids", "cpu": "cpu", "cpuacct": "cpuacct"}
 _V1_ROLES["freezer"] = "freezer"
 
@@ -239,13 +241,17 @@ def detect(cgroup_text: str, mountinfo_text: str) -> CgroupHost:
         _sweep_stale(base)
         if fstype == "cgroup2":
             roles = ["cpuacct"]  # cpu.stat is there without any controller
-            if os.path.exists(os.path.join(base, "cgroup.kill")) or _kill_in_children(base):
+            if _has_file(base, "cgroup.kill"):
                 roles.append("kill")
             ctl = _v2_controllers(base, may_enable=path != "/")
             roles += [c for c in ("memory", "pids", "cpu") if c in ctl]
+            if "memory" in ctl and _has_file(base, "memory.peak"):
+                roles.append("peak")
             hierarchies.append(Hierarchy(base, True, tuple(roles)))
         else:
             roles = [_V1_ROLES[c] for c in sorted(opts) if c in _V1_ROLES]
+            if "memory" in roles:
+                roles.append("peak")  # memory.max_usage_in_bytes
             hierarchies.append(Hierarchy(base, False, tuple(roles)))
     # v2 first: where both offer a role, the unified hierarchy does it. A hierarchy
     # that adds nothing is left out (each one costs a directory per bot); the v1
@@ -255,7 +261,12 @@ def detect(cgroup_text: str, mountinfo_text: str) -> CgroupHost:
     done: set[str] = set()
     for h in hierarchies:
         adds = tuple(
-            r for r in h.roles if r not in done and not (r == "freezer" and "kill" in done)
+            r
+            for r in h.roles
+            if r not in done
+            and not (r == "freezer" and "kill" in done)
+            # The peak of the hierarchy that holds the memory limit, or none.
+            and not (r == "peak" and ("memory" in done or "memory" not in h.roles))
         )
         if adds:
             used.append(h._replace(roles=adds))
@@ -270,24 +281,43 @@ def detect(cgroup_text: str, mountinfo_text: str) -> CgroupHost:
     return result
 
 
-def _kill_in_children(base: str) -> bool:
-    # The root cgroup has no cgroup.kill of its own; its children have (Linux 5.14+).
+def _has_file(base: str, name: str) -> bool:
+    """Whether cgroups made in ``base`` have the interface file ``name``: ``base``
+    itself has it, or (the root cgroup has neither cgroup.kill nor memory.peak of
+    its own) a child made to look does."""
+    if os.path.exists(os.path.join(base, name)):
+        return True
     probe = os.path.join(base, f"{PREFIX}probe-{os.getpid()}-{os.urandom(3).hex()}")
     try:
         os.mkdir(probe)
     except OSError:
         return False
     try:
-        return os.path.exists(os.path.join(probe, "cgroup.kill"))
+        return os.path.exists(os.path.join(probe, name))
     finally:
         with contextlib.suppress(OSError):
             os.rmdir(probe)
 
 
-def enforcement(cg: CgroupHost) -> dict[str, str]:
-    """For the match header: how each limit is enforced on this host. "kernel
-    (cgroup vN)" where a bot's cgroup does it, else "sampled" (the referee's
-    watchdog reads /proc every 100 ms and stops the bot after the fact)."""
+def disk_enforcement(isolation: Sequence[str]) -> str:
+    """How the disk limits are enforced in a layer that isolates ``isolation``: by
+    the kernel where its writable places are tmpfs of the limits ("disk": ENOSPC
+    past the size; "inodes": past the entry count too), else sampled by the
+    watchdog's walk of the scratch directory (by directory fds)."""
+    if "disk" not in isolation:
+        walked = "sampled (walk of the scratch directory)"
+        # Without a file system view of its own, the host's /tmp is writable too.
+        return walked if "fs" in isolation else walked + ", the host's /tmp not bounded"
+    if "inodes" in isolation:
+        return "kernel (tmpfs size and inodes)"
+    return "kernel (tmpfs size), entries sampled (tmpfs count)"
+
+
+def enforcement(cg: CgroupHost, isolation: Sequence[str] = ()) -> dict[str, str]:
+    """For the match header: how each limit is enforced on this host, for a layer
+    that isolates ``isolation``. "kernel (cgroup vN)" where a bot's cgroup does
+    it, else "sampled" (the referee's watchdog reads /proc every 100 ms and stops
+    the bot after the fact); the disk as :func:`disk_enforcement` says."""
     kernel = cg.kernel
     kill = kernel.get("kill") or kernel.get("freezer")
     return {
@@ -300,7 +330,14 @@ def enforcement(cg: CgroupHost) -> dict[str, str]:
         if "cpuacct" in kernel
         else "sampled",
         "teardown": f"kernel ({kill} kill)" if kill else "process tree walk",
-        "peak_memory": f"kernel ({kernel['memory']} peak)" if "memory" in kernel else "sampled",
+        "peak_memory": (
+            f"kernel ({kernel['peak']} peak)"
+            if "peak" in kernel
+            else f"sampled ({kernel['memory']} memory use at each reading)"
+            if "memory" in kernel
+            else "sampled"
+        ),
+        "disk": disk_enforcement(isolation),
     }
 
 
@@ -361,6 +398,7 @@ class BotCgroup:
         self.dirs: dict[str, str] = {}  # hierarchy base -> this bot's directory
         self.limit_bytes = 0
         self.max_tasks = 0
+        self.peak_seen = -1  # the highest memory use read, where the kernel keeps no peak
 
     def _dir(self, role: str) -> str | None:
         h = self.host.where(role)
@@ -426,6 +464,9 @@ class BotCgroup:
             if mem.v2:
                 mem_bytes = _number(_read(f"{d}/memory.current"))
                 peak = _number(_read(f"{d}/memory.peak"))
+                if peak < 0:  # before Linux 5.19: the highest use the readings saw
+                    self.peak_seen = max(self.peak_seen, mem_bytes)
+                    peak = self.peak_seen
                 ooms = _keyed(_read(f"{d}/memory.events"), "oom_kill")
             else:
                 mem_bytes = _number(_read(f"{d}/memory.usage_in_bytes"))

@@ -21,6 +21,7 @@ import os
 import re
 import stat
 import tempfile
+import time
 from pathlib import Path
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
@@ -228,17 +229,147 @@ class Scratch:
         return gone
 
 
+def _bot_uids() -> range:
+    """The uids a root referee leases to its bots (the default range)."""
+    from .base import Limits
+
+    limits = Limits()
+    return range(limits.uid_first, limits.uid_first + limits.uid_count)
+
+
+def _may_be_its_sandbox(uid: int) -> bool:
+    """Whether a process of ``uid`` may be part of a sandbox that a referee of this
+    user made: its own uid, or (a root referee) a bot uid."""
+    return uid == os.geteuid() or (os.geteuid() == 0 and uid in _bot_uids())
+
+
+def _users_of(directory: str) -> list[int]:
+    """The processes that run a dead referee's sandbox for the scratch ``directory``:
+    those that name it as a whole argument (bwrap's ``--chdir``, ``--tmpfs``) or run
+    in it (a bot's working directory), of a uid a referee of this user runs its
+    launches and bots as. The directory's name is random and its lock was taken:
+    nothing else has a reason to name it."""
+    me = os.getpid()
+    needle = directory.encode()
+    found: list[int] = []
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return found
+    for entry in entries:
+        if not entry.isdigit() or int(entry) == me:
+            continue
+        try:
+            if not _may_be_its_sandbox(os.stat(f"/proc/{entry}").st_uid):
+                continue
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                named = needle in f.read().split(b"\0")
+            if not named:
+                cwd = os.readlink(f"/proc/{entry}/cwd")
+                named = cwd == directory or cwd.startswith(directory + "/")
+        except OSError:
+            continue
+        if named:
+            found.append(int(entry))
+    return found
+
+
+def _kill_users(directory: str) -> int:
+    """Kill the sandbox a dead referee left running for ``directory`` (with every
+    descendant); returns how many processes were hit. Never raises."""
+    from .proctree import kill_tree
+
+    hit = 0
+    try:
+        # A launch may be starting another process as we look: look again until a
+        # pass finds nobody (bounded).
+        for _ in range(5):
+            pids = _users_of(directory)
+            if not pids:
+                break
+            for pid in pids:
+                hit += kill_tree(pid)
+    except Exception:  # noqa: S110 - a sweep must not fail
+        pass
+    return hit
+
+
+# A scratch directory without a lock file (a referee of a version before the locks
+# made it) is swept only once it has not changed for this long, and nothing runs in
+# it or names it.
+LOCKLESS_STALE_S = 600.0
+
+
+def _used_by_anyone(directory: str) -> bool:
+    """Whether any process runs in ``directory`` (or below) or names it as a whole
+    argument, whoever it runs as."""
+    needle = directory.encode()
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return True  # cannot tell: in use, for all we know
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                if needle in f.read().split(b"\0"):
+                    return True
+            cwd = os.readlink(f"/proc/{entry}/cwd")
+        except OSError:
+            continue
+        if cwd == directory or cwd.startswith(directory + "/"):
+            return True
+    return False
+
+
+def _sweep_lockless(base: str, name: str) -> bool:
+    """Remove the lock-less scratch directory ``name`` of ``base`` if it is an older
+    referee's that nothing uses any more: unchanged for LOCKLESS_STALE_S, nothing
+    running in it or naming it, and owned by this referee's own uid or (a root
+    referee) by a bot uid whose lease no live referee holds (held here while the
+    directory is removed, so no bot can be given that uid meanwhile). True when it
+    was removed."""
+    from .identity import lease_if_free
+
+    directory = os.path.realpath(os.path.join(base, name))
+    try:
+        st = os.lstat(directory)
+    except OSError:
+        return False
+    if not stat.S_ISDIR(st.st_mode) or time.time() - st.st_mtime < LOCKLESS_STALE_S:
+        return False
+    if st.st_uid == os.geteuid():
+        return not _used_by_anyone(directory) and remove_tree(directory)
+    if os.geteuid() != 0 or st.st_uid not in _bot_uids():
+        return False  # another user's: not ours to judge
+    with lease_if_free(st.st_uid) as free:
+        return free and not _used_by_anyone(directory) and remove_tree(directory)
+
+
 def sweep_stale_scratch(base: str | None = None) -> list[str]:
     """Remove the scratch directories (and their locks) in ``base`` whose referee is
-    gone: those whose lock file this process can lock. A directory without a lock
-    file is never touched (another program's, or one being made). Returns the
-    directories removed. Never raises."""
+    gone: those whose lock file this process can lock, killing first what still runs
+    of their sandbox (a bwrap whose launcher died while it was set up never armed
+    --die-with-parent, and lives on with its bot). A directory without a lock file
+    (an older referee's) is removed only by the stricter rule of
+    :func:`_sweep_lockless`. Returns the directories removed. Never raises."""
     base = base or tempfile.gettempdir()
     removed: list[str] = []
     try:
         names = os.listdir(base)
     except OSError:
         return removed
+    present = set(names)
+    for name in names:
+        # (A referee of today makes the lock before the directory, and removes it
+        # after: a directory without one is an older referee's.)
+        if _SCRATCH_NAME.match(name) and name + LOCK_SUFFIX not in present:
+            try:
+                if _sweep_lockless(base, name):
+                    removed.append(os.path.join(base, name))
+            except Exception:  # noqa: S110 - a sweep must not fail
+                pass
     for name in names:
         if not name.endswith(LOCK_SUFFIX) or not _SCRATCH_NAME.match(name[: -len(LOCK_SUFFIX)]):
             continue
@@ -259,7 +390,10 @@ def sweep_stale_scratch(base: str | None = None) -> list[str]:
             # Still the file we locked (not removed and made again by its owner meanwhile).
             with contextlib.suppress(OSError):
                 now = os.stat(lock, follow_symlinks=False)
-                if (now.st_dev, now.st_ino) == (st.st_dev, st.st_ino) and remove_tree(directory):
+                if (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino):
+                    continue
+                _kill_users(os.path.realpath(directory))
+                if remove_tree(directory):
                     os.unlink(lock)
                     removed.append(directory)
         finally:

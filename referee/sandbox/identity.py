@@ -12,10 +12,12 @@ processes of a league without any other coordination.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import stat
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 from .base import Limits, SandboxError
@@ -64,6 +66,26 @@ def lease_uid(limits: Limits) -> tuple[int, int] | None:
     raise SandboxError(
         f"all {limits.uid_count} bot uids from {limits.uid_first} are in use by running bots"
     )
+
+
+@contextlib.contextmanager
+def lease_if_free(uid: int) -> Iterator[bool]:
+    """Hold the lease of ``uid`` for the block if no referee holds it (a root
+    referee only); yields whether this process holds it. Never raises of its own."""
+    fd = -1
+    if os.geteuid() == 0 and uid not in _leases:
+        try:
+            fd = os.open(_lock_dir() / str(uid), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except (OSError, SandboxError):
+            if fd >= 0:
+                os.close(fd)
+            fd = -1
+    try:
+        yield fd >= 0
+    finally:
+        if fd >= 0:
+            os.close(fd)
 
 
 def release_uid(uid: int | None) -> None:

@@ -154,7 +154,7 @@ def main(args: list[str]) -> None:
         nosuid_nodev, ms_bind, ms_rec = 2 | 4, 1 << 12, 1 << 14
         ms_rdonly, ms_remount = 1, 1 << 5
         uid, gid = owner
-        places = [(p, f"size={n},mode=1777") for p, n in spec["sized"]]
+        places = [(p, f"size={n},nr_inodes={i},mode=1777") for p, n, i in spec["sized"]]
         places += [(p, "size=64k,nr_inodes=64,mode=0755") for p in spec["empty"]]
         scratch, scratch_bytes, scratch_inodes = spec["scratch"]
         for top, options in places:

@@ -3,11 +3,11 @@ shim itself (no network; the referee is invisible and cannot be signalled), plus
 Landlock filesystem policy when the kernel supports Landlock, and the seccomp filter.
 
 In its own mount namespace the shim puts fresh tmpfs over the host's shared places
-(/tmp, /dev/shm sized; /run, /var/run, /var/tmp empty and read-only), so that no host
-file or Unix socket there is in sight, and a tmpfs of ``Limits.disk_mib`` over the
-scratch directory, with ``Limits.disk_files`` inodes: the kernel caps the bot's disk
-(ENOSPC), its size ("disk") and its entries ("inodes"), and the referee need not read
-it. Pathname Unix sockets elsewhere on the host stay visible, so the
+(/tmp, /dev/shm of ``Limits.tmpfs_mib`` and ``Limits.disk_files`` inodes each;
+/run, /var/run, /var/tmp empty and read-only), so that no host file or Unix socket
+there is in sight, and a tmpfs of ``Limits.disk_mib`` over the scratch directory,
+with ``Limits.disk_files`` inodes: the kernel caps the bot's disk (ENOSPC), its size
+("disk") and its entries ("inodes"), and the referee need not read it. Pathname Unix sockets elsewhere on the host stay visible, so the
 filter refuses socket(AF_UNIX) (socketpair stays), as in every layer but basic.
 
 The namespaces are made by the shim with unshare(2), not by util-linux unshare: that
@@ -63,10 +63,13 @@ class Unshare:
         layer = plan.layer
         scratch = str(plan.scratch)
         tmpfs_bytes = plan.limits.tmpfs_mib * MIB
+        # Each writable tmpfs has the entry limit as its inode count, as the scratch
+        # tmpfs has: without one, a tmpfs takes half the host's RAM pages in inodes.
+        inodes = plan.limits.disk_files
         spec: dict[str, Any] = {
             "namespaces": True,
             "mounts": {
-                "sized": [("/tmp", tmpfs_bytes), ("/dev/shm", tmpfs_bytes)],
+                "sized": [("/tmp", tmpfs_bytes, inodes), ("/dev/shm", tmpfs_bytes, inodes)],
                 "empty": ["/run", "/var/run", "/var/tmp"],
                 "scratch": (scratch, plan.limits.disk_mib * MIB, plan.limits.disk_files),
                 "keep": [p for p in plan.reach or plan.ro_paths if p != scratch],
