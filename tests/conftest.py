@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -40,6 +41,46 @@ def needs(missing: bool, reason: str) -> pytest.MarkDecorator:
 
 
 needs_node = needs(shutil.which("node") is None, "node is not installed")
+
+
+# The uid the tests run an unprivileged referee as (through setpriv, when they run as
+# root): no account has it, and it lies just below the bots' uid range
+# (referee/sandbox/base.py, Limits.uid_first), so whatever of it is left after the
+# suite is the suite's own leftover (see the end-of-suite check below).
+UNPRIVILEGED_UID = 60999
+
+
+@functools.cache
+def unprivileged_referee() -> tuple[str, ...] | None:
+    """A command that runs a Python interpreter with the referee importable as
+    UNPRIVILEGED_UID, with no capability, where that works here; None where not (the
+    tests do not run as root, or setpriv is missing). The interpreter must also be one
+    that uid may start again (the launcher shim is the referee's own interpreter): a
+    virtual environment on a private home (a pyenv under /root, say) is not, so the
+    system's Python is tried too, with this checkout and these site-packages on its
+    path (the same minor version: compiled packages load)."""
+    setpriv = shutil.which("setpriv")
+    if os.geteuid() != 0 or setpriv is None:
+        return None
+    import site
+
+    uid = UNPRIVILEGED_UID
+    prefix = [setpriv, f"--reuid={uid}", f"--regid={uid}", "--clear-groups"]
+    prefix += ["--inh-caps=-all", "--bounding-set=-all"]
+    path = os.pathsep.join([str(ROOT), *site.getsitepackages()])
+    check = (
+        "import subprocess, sys, referee; subprocess.run([sys.executable, '-c', ''], check=True)"
+    )
+    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
+    system = shutil.which(version, path="/usr/local/bin:/usr/bin:/bin") or ""
+    for python in (os.path.realpath(sys.executable), system):
+        if not python:
+            continue
+        command = [*prefix, "env", f"PYTHONPATH={path}", python]
+        probe = subprocess.run([*command, "-c", check], capture_output=True, cwd="/")
+        if probe.returncode == 0:
+            return tuple(command)
+    return None
 
 
 # make test runs two files at a time (pytest-xdist, --dist loadfile), handing out
