@@ -219,6 +219,17 @@ def _framing(isolation: frozenset[str]) -> Expect:
     return ok()  # nothing ties it to one bot: recorded, charged to no one
 
 
+def _fork_bomb(isolation: frozenset[str]) -> Expect:
+    if "pidscg" not in isolation and "uid" not in isolation:
+        # An unprivileged referee's RLIMIT_NPROC refuses the fork past the limit
+        # (EAGAIN), and a bot that does not catch it may die of it (exit code 1) before
+        # a watchdog reading counts its tree: disqualified all the same, but no counter
+        # says the kernel refused it a fork (as the pids cgroup's does), so the fault
+        # is the crash (docs/security.md, "As root and as an unprivileged user").
+        return fatal("memory_limit", "process_limit", "timeout", "crash", round=None)
+    return fatal("memory_limit", "process_limit", "timeout", round=None)
+
+
 def _fork_cap(isolation: frozenset[str]) -> Expect:
     if "pidscg" in isolation:
         # The kernel refused the fork past the limit: exactly at it.
@@ -468,7 +479,7 @@ ZOO: tuple[ZooBot, ...] = (
     ZooBot(
         "fork_bomb",
         _py("fork_bomb.py"),
-        _always(fatal("memory_limit", "process_limit", "timeout", round=None)),
+        _fork_bomb,
         note="400 processes; copy-on-write pages count in each one's RSS",
     ),
     ZooBot(
