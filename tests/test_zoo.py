@@ -18,11 +18,12 @@ When the tests run as root, the zoo is also played by an unprivileged referee
 (``unprivileged-<layer>-<bot>``: the referee as conftest's UNPRIVILEGED_UID through
 setpriv, in every layer that uid can use here), whose bots share its uid and get no
 cgroup: each must get the catalog's verdict for the layer's isolation without
-catalog.ROOT_TAGS. A full unprivileged zoo costs about 110 s of CPU (201 matches),
+catalog.ROOT_TAGS. A full unprivileged zoo (201 matches) took 94-110 s of CPU,
 which the suite's five minutes on two CPUs cannot take; so a run plays, as the
 unprivileged referee, only the bots whose expected verdict the referee's being root
 changes in that layer, or the means that contain them (catalog.depends_on_root: 40
-matches), and CI (CI=true) or REFEREE_ZOO_UNPRIVILEGED=all plays the whole zoo.
+tests, 24 s of CPU), and CI (CI=true) or REFEREE_ZOO_UNPRIVILEGED=all plays the
+whole zoo.
 """
 
 from __future__ import annotations
@@ -96,9 +97,9 @@ pytestmark = needs(
 )
 
 
-def cgroup_tags(cg: Any) -> frozenset[str]:
-    """What a host's cgroups (a ``sandbox.CgroupHost``) add to every layer (the
-    matches run with ``--cgroups auto``): the catalog's cgroup keys."""
+def cgroup_tags(cg: sandbox.CgroupHost) -> frozenset[str]:
+    """What a host's cgroups add to every layer (the matches run with ``--cgroups
+    auto``): the catalog's cgroup keys."""
     tags = {"cgroup"} if cg.hierarchies else set()
     if cg.where("memory") is not None:
         tags.add("memcg")
