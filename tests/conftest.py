@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import functools
 import json
 import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -40,6 +45,46 @@ def needs(missing: bool, reason: str) -> pytest.MarkDecorator:
 
 
 needs_node = needs(shutil.which("node") is None, "node is not installed")
+
+
+# The uid the tests run an unprivileged referee as (through setpriv, when they run as
+# root): no account has it, and it lies just below the bots' uid range
+# (referee/sandbox/base.py, Limits.uid_first), so whatever of it is left after the
+# suite is the suite's own leftover (see the end-of-suite check below).
+UNPRIVILEGED_UID = 60999
+
+
+@functools.cache
+def unprivileged_referee() -> tuple[str, ...] | None:
+    """A command that runs a Python interpreter with the referee importable as
+    UNPRIVILEGED_UID, with no capability, where that works here; None where not (the
+    tests do not run as root, or setpriv is missing). The interpreter must also be one
+    that uid may start again (the launcher shim is the referee's own interpreter): a
+    virtual environment on a private home (a pyenv under /root, say) is not, so the
+    system's Python is tried too, with this checkout and these site-packages on its
+    path (the same minor version: compiled packages load)."""
+    setpriv = shutil.which("setpriv")
+    if os.geteuid() != 0 or setpriv is None:
+        return None
+    import site
+
+    uid = UNPRIVILEGED_UID
+    prefix = [setpriv, f"--reuid={uid}", f"--regid={uid}", "--clear-groups"]
+    prefix += ["--inh-caps=-all", "--bounding-set=-all"]
+    path = os.pathsep.join([str(ROOT), *site.getsitepackages()])
+    check = (
+        "import subprocess, sys, referee; subprocess.run([sys.executable, '-c', ''], check=True)"
+    )
+    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
+    system = shutil.which(version, path="/usr/local/bin:/usr/bin:/bin") or ""
+    for python in (os.path.realpath(sys.executable), system):
+        if not python:
+            continue
+        command = [*prefix, "env", f"PYTHONPATH={path}", python]
+        probe = subprocess.run([*command, "-c", check], capture_output=True, cwd="/")
+        if probe.returncode == 0:
+            return tuple(command)
+    return None
 
 
 # make test runs two files at a time (pytest-xdist, --dist loadfile), handing out
@@ -85,6 +130,8 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "ci_missing(reason): a requirement CI must provide is missing (fails)"
     )
+    if not _is_xdist_worker(config):  # before any worker starts
+        _before[:] = [traces()]
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
@@ -295,6 +342,11 @@ CI_MUST_RUN: dict[str, Callable[[str], bool]] = {
         ("test_sandbox.py::" in node or "test_zoo.py::" in node) and "unshare" in node
     ),
     "the headless browser tests": lambda node: "test_html_browser.py::" in node,
+    # (selected only when the tests run as root: as another user, the zoo's own run is
+    # the unprivileged one)
+    "the zoo as an unprivileged referee": lambda node: (
+        "test_zoo.py::test_zoo_bot[unprivileged-" in node
+    ),
 }
 
 
@@ -311,12 +363,146 @@ def unrun_areas(selected: list[str], passed: set[str]) -> list[str]:
 _selected: list[str] = []
 _passed: set[str] = set()
 _unrun: list[str] = []
+_left: list[str] = []
 
 
 def _is_xdist_worker(config: pytest.Config) -> bool:
     # Under pytest-xdist (make test runs the suite on two workers) each worker sees
     # only its own share of the results; the controller sees them all and judges.
     return hasattr(config, "workerinput")
+
+
+# -- after the suite: nothing of a bot left behind ------------------------------------
+
+# The scratch directories (and their locks), self-test and rerun directories a
+# referee makes in the temporary directory (referee/sandbox/cleanup.py, choose.py).
+LEFTOVER_PREFIX = "referee-"
+
+
+@dataclass(frozen=True)
+class Traces:
+    """What of the referees and their bots is on this machine at one moment:
+    ``referee-*`` entries of the temporary directories; processes and System V IPC
+    objects ("kind id") of the bots' uids (the lease range of referee/sandbox, and
+    UNPRIVILEGED_UID), processes as (pid, start time): (uid, command line)."""
+
+    entries: frozenset[str]
+    processes: dict[tuple[int, int], tuple[int, str]]
+    ipc: dict[str, int]
+
+
+def _temp_dirs() -> list[str]:
+    return sorted({"/tmp", tempfile.gettempdir()})
+
+
+def _bot_uids() -> range:
+    from referee import sandbox
+
+    limits = sandbox.Limits()
+    return range(limits.uid_first, limits.uid_first + limits.uid_count)
+
+
+def _processes() -> dict[int, tuple[int, int, int, bytes]]:
+    """pid: (uid, parent pid, start time, command line) of every process."""
+    found = {}
+    for entry in _listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            uid = os.stat(f"/proc/{entry}").st_uid
+            stat_line = Path(f"/proc/{entry}/stat").read_bytes()
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+        except OSError:
+            continue  # gone meanwhile
+        name_end = stat_line.rfind(b")")
+        after = stat_line[name_end + 2 :].split()
+        command = cmdline.replace(b"\0", b" ").strip() or stat_line[: name_end + 1]
+        # fields 4 (ppid) and 22 (starttime: a pid reused is another process)
+        found[int(entry)] = (uid, int(after[1]), int(after[19]), command)
+    return found
+
+
+def _under_a_referee(pid: int, table: dict[int, tuple[int, int, int, bytes]]) -> bool:
+    """Whether ``pid`` or one of its ancestors is a running referee (its bots, and
+    what escaped them, are re-parented to it while it lives)."""
+    seen = set()
+    while pid in table and pid not in seen:
+        seen.add(pid)
+        uid, parent, _, command = table[pid]
+        if b" -m referee " in command + b" ":
+            return True
+        pid = parent
+    return False
+
+
+def traces() -> Traces:
+    bot_uids = _bot_uids()
+    entries = set()
+    for base in _temp_dirs():
+        with contextlib.suppress(OSError):
+            entries |= {
+                os.path.join(base, n) for n in os.listdir(base) if n.startswith(LEFTOVER_PREFIX)
+            }
+    table = _processes()
+    processes = {}
+    for pid, (uid, _, start, command) in table.items():
+        # UNPRIVILEGED_UID has no lease: its processes under a running referee (of
+        # another suite on the same machine, say) are that referee's own.
+        if uid in bot_uids or uid == UNPRIVILEGED_UID and not _under_a_referee(pid, table):
+            processes[(pid, start)] = (uid, command.decode(errors="replace")[:120])
+    ipc = {}
+    for kind in ("shm", "sem", "msg"):
+        with contextlib.suppress(OSError):
+            lines = Path(f"/proc/sysvipc/{kind}").read_text().splitlines()
+            names = lines[0].split() if lines else []
+            for line in lines[1:]:
+                row = dict(zip(names, line.split(), strict=False))
+                owners = {int(row.get("uid", -1)), int(row.get("cuid", -1))}
+                ident = row.get("shmid") or row.get("semid") or row.get("msqid")
+                mine = [uid for uid in owners if uid in bot_uids or uid == UNPRIVILEGED_UID]
+                if mine and ident is not None:
+                    ipc[f"{kind} {ident}"] = mine[0]
+    return Traces(frozenset(entries), processes, ipc)
+
+
+def _live(path: str) -> bool:
+    """Whether a referee still uses this entry: a scratch directory (or its lock)
+    whose lock is held (referee/sandbox/cleanup.py), say of another suite running on
+    the same machine meanwhile."""
+    lock = path if path.endswith(".lock") else path + ".lock"
+    try:
+        fd = os.open(lock, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # let go at once, by the close
+    except OSError:
+        return True
+    finally:
+        os.close(fd)
+    return False
+
+
+def left_behind(before: Traces, after: Traces) -> list[str]:
+    """What appeared since ``before`` and no live referee holds: a directory whose
+    lock is free, a process or IPC object of a bot uid whose lease is free (or of
+    UNPRIVILEGED_UID, which has none: a process of it under no running referee)."""
+    from referee import sandbox
+
+    def released(uid: int) -> bool:
+        return uid == UNPRIVILEGED_UID or not sandbox.lease_held(uid)
+
+    left = [path for path in sorted(after.entries - before.entries) if not _live(path)]
+    for key, (uid, command) in sorted(after.processes.items()):
+        if key not in before.processes and released(uid):
+            left.append(f"process {key[0]} of uid {uid}: {command}")
+    for ident, uid in sorted(after.ipc.items()):
+        if ident not in before.ipc and released(uid):
+            left.append(f"System V {ident} of uid {uid}")
+    return left
+
+
+_before: list[Traces] = []
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
@@ -338,6 +524,7 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    _check_left_behind(session)
     # Only a run that went to its end is judged: after -x stopped it, or an interrupt,
     # the unrun tests say nothing (and the run has failed already).
     if not IN_CI or session.shouldstop or session.shouldfail:
@@ -353,6 +540,25 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
+def _check_left_behind(session: pytest.Session) -> None:
+    """Fail the run if anything of a referee or a bot is left after it: once, after
+    every worker (the controller under pytest-xdist). A process that was just killed
+    gets up to five seconds to be gone."""
+    if _is_xdist_worker(session.config) or session.config.option.collectonly or not _before:
+        return
+    deadline = time.monotonic() + 5
+    while True:
+        left = left_behind(_before[0], traces())
+        if not left or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
+    _left[:] = left
+    if left and session.exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
 def pytest_terminal_summary(terminalreporter: Any) -> None:
+    for thing in _left:
+        terminalreporter.write_line(f"left behind after the tests: {thing}", red=True, bold=True)
     for problem in _unrun:
         terminalreporter.write_line(f"CI=true, but {problem}", red=True, bold=True)

@@ -2,8 +2,8 @@
 the kernel and what is sampled, each bot's own peak memory, the bot inside its cgroup
 before it runs, escapees charged to their own bot and never to the opponent, no
 cgroup left behind, and the same referee as an unprivileged user (no cgroup: every
-limit sampled, and said so). The attack bots themselves are played in every layer by
-test_zoo.py.
+limit sampled, and said so). The attack bots themselves are played in every layer, as
+root and as an unprivileged user, by test_zoo.py.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import needs, skip_or_fail
+from conftest import UNPRIVILEGED_UID, needs, skip_or_fail, unprivileged_referee
 
 from referee import sandbox
 from referee.match import kernel_limit_fault
@@ -59,8 +59,8 @@ def _cgroups_or_skip() -> CgroupHost:
     return cg
 
 
-def _match(*args: str, user: list[str] | None = None) -> tuple[dict[str, Any], int, str]:
-    argv = [*(user or [sys.executable]), "-m", "referee", "match", *args]
+def _match(*args: str, user: tuple[str, ...] | None = None) -> tuple[dict[str, Any], int, str]:
+    argv = [*(user or (sys.executable,)), "-m", "referee", "match", *args]
     proc = subprocess.Popen(
         argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd="/"
     )
@@ -287,44 +287,14 @@ def test_an_escapee_that_drops_its_marker_is_charged_to_its_own_bot(
     assert not victim.get("escaped_processes"), victim
 
 
-def _nobody() -> list[str] | None:
-    """A command that runs a Python interpreter with the referee importable as uid
-    65534, where that works here; None where not. The interpreter must also be one
-    that uid may start again (the launcher shim is the referee's own interpreter): a
-    virtual environment on a private home (a pyenv under /root, say) is not, so the
-    system's Python is tried too, with this checkout and these site-packages on its
-    path (the same minor version: compiled packages load)."""
-    setpriv = shutil.which("setpriv")
-    if os.geteuid() != 0 or setpriv is None:
-        return None
-    import site
-
-    prefix = [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"]
-    prefix += ["--inh-caps=-all", "--bounding-set=-all"]
-    path = os.pathsep.join([str(ROOT), *site.getsitepackages()])
-    check = (
-        "import subprocess, sys, referee; subprocess.run([sys.executable, '-c', ''], check=True)"
-    )
-    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
-    system = shutil.which(version, path="/usr/local/bin:/usr/bin:/bin") or ""
-    for python in (os.path.realpath(sys.executable), system):
-        if not python:
-            continue
-        command = [*prefix, "env", f"PYTHONPATH={path}", python]
-        probe = subprocess.run([*command, "-c", check], capture_output=True, cwd="/")
-        if probe.returncode == 0:
-            return command
-    return None
-
-
 @needs_c
 def test_an_unprivileged_referee_samples_says_so_and_charges_no_one_it_cannot_tell(
     framing_escapee: Path,
 ) -> None:
-    user = _nobody()
+    user = unprivileged_referee()
     if user is None:
-        pytest.skip("cannot run the referee as uid 65534 here (not root, or no setpriv)")
-    # Where uid 65534 can run it (pytest's own directories are root's alone).
+        pytest.skip("cannot run the referee as an unprivileged uid here (not root, or no setpriv)")
+    # Where that uid can run it (pytest's own directories are root's alone).
     shared = Path(tempfile.mkdtemp(prefix="cgroup-test-"))
     try:
         shared.chmod(0o755)
@@ -335,7 +305,7 @@ def test_an_unprivileged_referee_samples_says_so_and_charges_no_one_it_cannot_te
         shutil.rmtree(shared)
 
 
-def _check_unprivileged(user: list[str], bot: Path) -> None:
+def _check_unprivileged(user: tuple[str, ...], bot: Path) -> None:
     result, _, _ = _match(
         str(bot),
         str(MINIMAL_C),
@@ -349,7 +319,7 @@ def _check_unprivileged(user: list[str], bot: Path) -> None:
     )
     enforced = result["containment"]["enforcement"]
     assert not any(v.startswith("kernel") for v in enforced.values()), enforced
-    assert result["containment"]["bot_uids"] == [65534, 65534]
+    assert result["containment"]["bot_uids"] == [UNPRIVILEGED_UID, UNPRIVILEGED_UID]
     for seat in (0, 1):
         verdict = _seat(result, seat)
         # Both bots share the referee's uid, there is no cgroup and the escapee
@@ -384,54 +354,6 @@ def test_a_dead_referees_cgroups_are_swept_with_what_is_left_in_them() -> None:
         for d in dirs:
             if os.path.exists(d):
                 os.rmdir(d)
-
-
-UNPRIVILEGED_ZOO = ("memfd_hog", "sysv_hog", "escapee_hog", "framing_escapee", "fork_cap")
-
-
-def test_the_cgroup_attack_bots_as_an_unprivileged_user(tmp_path: Path) -> None:
-    # The referee as uid 65534: no cgroup, no uid of the bots' own; each bot must get
-    # the catalog's verdict for its layer's own isolation (what is sampled stays a
-    # known gap, e.g. memfd_hog's "held 512 MiB" with ok).
-    from concurrent.futures import ThreadPoolExecutor
-
-    from zoo import catalog
-
-    from referee.sandbox import registry
-
-    user = _nobody()
-    python = "/usr/bin/python3"
-    if user is None or not os.access(python, os.X_OK):
-        pytest.skip("cannot run the referee as uid 65534 with a system Python here")
-    runs = []
-    for layer in ("bwrap", "basic"):
-        try:
-            isolation = frozenset(registry.kind(layer).probe().isolation)
-        except sandbox.SandboxError:
-            continue
-        for name in UNPRIVILEGED_ZOO:
-            bot = catalog.BY_NAME[name]
-            expect = catalog.expectation(bot, isolation)
-            assert not isinstance(expect, catalog.Skip)
-            command = f"{python} {catalog.ZOO_DIR / (name + '.py')}"
-            args = [command, str(MINIMAL_C), "--rounds", "30", "--sandbox", layer]
-            args += [*bot.referee_args, "--json", "--no-replay"]
-            runs.append((layer, name, expect, args))
-
-    def play(args: list[str]) -> dict[str, Any]:
-        return _match(*args, user=user)[0]
-
-    with ThreadPoolExecutor(4) as pool:
-        results = list(pool.map(play, [r[3] for r in runs]))
-    for (layer, name, expect, _), result in zip(runs, results, strict=True):
-        verdict, other = _seat(result, 0), _seat(result, 1)
-        context = f"{layer} {name}: {json.dumps(verdict)[:1500]}"
-        assert verdict.get("status", "ok") in expect.status, context
-        assert bool(verdict.get("disqualified")) == expect.disqualified, context
-        kept = verdict.get("stderr_head", "") + verdict.get("stderr_tail", "")
-        assert all(text in kept for text in expect.stderr), context
-        assert other.get("status", "ok") == "ok", context
-        assert not other.get("escaped_processes"), context
 
 
 END_THREAD_FLOOD = ROOT / "tests" / "bots" / "end_thread_flood.py"

@@ -239,6 +239,10 @@ def test_referee_killed_mid_match_leaves_a_readable_prefix_and_no_bots(tmp_path,
     replay = tmp_path / name
     # Well under way: a few thousand rounds (gzip stores a round in a few dozen bytes).
     under_way = 20_000 if name.endswith(".gz") else 200_000
+    # The killed referee's scratch directories stay behind until another referee
+    # sweeps them: in the test's own directory, not the machine's /tmp.
+    scratch_base = tmp_path / "tmp"
+    scratch_base.mkdir(mode=0o755)
     proc = subprocess.Popen(
         [
             sys.executable,
@@ -255,6 +259,7 @@ def test_referee_killed_mid_match_leaves_a_readable_prefix_and_no_bots(tmp_path,
         ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
+        env={**os.environ, "TMPDIR": str(scratch_base)},
     )
     try:
         deadline = time.monotonic() + 60

@@ -13,6 +13,17 @@ files), and that no process of the bot is left afterwards.
 The matches of one layer run concurrently in a batch (the first test of a layer starts
 the batch for every selected bot of that layer), which keeps the suite to about a
 minute per layer; leftovers are looked for once the whole batch has finished.
+
+When the tests run as root, the zoo is also played by an unprivileged referee
+(``unprivileged-<layer>-<bot>``: the referee as conftest's UNPRIVILEGED_UID through
+setpriv, in every layer that uid can use here), whose bots share its uid and get no
+cgroup: each must get the catalog's verdict for the layer's isolation without
+catalog.ROOT_TAGS. A full unprivileged zoo (201 matches) took 94-110 s of CPU,
+which the suite's five minutes on two CPUs cannot take; so a run plays, as the
+unprivileged referee, only the bots whose expected verdict the referee's being root
+changes in that layer, or the means that contain them (catalog.depends_on_root: 40
+tests, 24 s of CPU), and CI (CI=true) or REFEREE_ZOO_UNPRIVILEGED=all plays the
+whole zoo.
 """
 
 from __future__ import annotations
@@ -27,13 +38,22 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import pytest
-from conftest import CI_REQUIRED_LAYERS, needs, proc_files, skip_or_fail
+from conftest import (
+    CI_REQUIRED_LAYERS,
+    IN_CI,
+    UNPRIVILEGED_UID,
+    needs,
+    proc_files,
+    skip_or_fail,
+    unprivileged_referee,
+)
 from zoo import catalog  # tests/ is on sys.path (pytest's rootdir conftest)
 from zoo.catalog import ZOO, Expect, Skip, ZooBot
 
@@ -77,26 +97,105 @@ pytestmark = needs(
 )
 
 
-def isolation_of(layer: sandbox.Layer) -> frozenset[str]:
-    """The layer's isolation and what this host's cgroups add to it (the matches run
-    with ``--cgroups auto``): the catalog's keys."""
-    cg = sandbox.cgroup_host()
+def cgroup_tags(cg: sandbox.CgroupHost) -> frozenset[str]:
+    """What a host's cgroups add to every layer (the matches run with ``--cgroups
+    auto``): the catalog's cgroup keys."""
     tags = {"cgroup"} if cg.hierarchies else set()
     if cg.where("memory") is not None:
         tags.add("memcg")
     if cg.where("pids") is not None:
         tags.add("pidscg")
-    return frozenset(layer.isolation) | tags
+    return frozenset(tags)
 
 
-def _layer_or_skip(name: str) -> sandbox.Layer:
+def isolation_of(layer: sandbox.Layer) -> frozenset[str]:
+    """The layer's isolation and what this host's cgroups add to it, for a referee
+    run by the tests' own user: the catalog's keys."""
+    return frozenset(layer.isolation) | cgroup_tags(sandbox.cgroup_host())
+
+
+@dataclass(frozen=True)
+class Referee:
+    """Who runs the referee. OWN: the tests' own user (as root: each bot a uid of its
+    own, and cgroups). UNPRIVILEGED: conftest's UNPRIVILEGED_UID, through setpriv, when
+    the tests run as root: the bots share its uid and get no cgroup, so what the
+    kernel enforced as root is sampled, and what a uid of their own refused them
+    (another bot's files, the user's own files) is refused only by the layer."""
+
+    label: str  # prefix of the test ids, "" for OWN
+    command: tuple[str, ...]  # runs a Python with the referee importable, as that user
+    uid: int
+    python: str  # the interpreter of the zoo's Python bots: one that user may start
+
+
+OWN = Referee("", (sys.executable,), os.geteuid(), sys.executable)
+
+
+def _unprivileged() -> Referee | None:
+    command = unprivileged_referee()
+    if command is None:
+        return None
+    return Referee("unprivileged", command, UNPRIVILEGED_UID, command[-1])
+
+
+# What each layer is for the unprivileged referee (its self-tests run as that uid),
+# and what its cgroups add: asked once, of a referee process of that uid.
+_PROBE_LAYERS = """
+import json
+from referee import sandbox
+found = {}
+for name in sandbox.LAYERS:
     try:
-        return sandbox.choose_layer(name)
+        layer = sandbox.choose_layer(name)
     except sandbox.SandboxError as exc:
-        reason = f"layer {name} unavailable here: {exc}"
-        if name in CI_REQUIRED_LAYERS:
-            skip_or_fail(reason)
-        pytest.skip(reason)
+        found[name] = {"error": str(exc)}
+    else:
+        found[name] = {"description": layer.description, "isolation": list(layer.isolation)}
+cg = sandbox.cgroup_host()
+print(json.dumps({"layers": found, "cgroups": {
+    "hierarchies": len(cg.hierarchies),
+    "memory": cg.where("memory") is not None,
+    "pids": cg.where("pids") is not None}}))
+"""
+_layers_seen: dict[str, dict[str, Any]] = {}
+
+
+def _layer_of(referee: Referee, name: str) -> tuple[sandbox.Layer, frozenset[str]]:
+    """The layer ``name`` as ``referee`` gets it on this host and its full isolation
+    (with the cgroup keys); skips (fails under CI, for the layers CI must have) when
+    that referee cannot use it."""
+    if referee is OWN:
+        try:
+            layer = sandbox.choose_layer(name)
+        except sandbox.SandboxError as exc:
+            _unavailable(name, str(exc))
+        return layer, isolation_of(layer)
+    if referee.label not in _layers_seen:
+        proc = subprocess.run(
+            [*referee.command, "-c", _PROBE_LAYERS],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd="/",
+        )
+        assert proc.returncode == 0, proc.stderr
+        _layers_seen[referee.label] = json.loads(proc.stdout)
+    seen = _layers_seen[referee.label]
+    found = seen["layers"][name]
+    if "error" in found:
+        _unavailable(name, f"{found['error']} (as uid {referee.uid})")
+    cg = seen["cgroups"]
+    tags = {"cgroup"} if cg["hierarchies"] else set()
+    tags |= {tag for tag, key in (("memcg", "memory"), ("pidscg", "pids")) if cg[key]}
+    layer = sandbox.Layer(name, found["description"], isolation=tuple(found["isolation"]))
+    return layer, frozenset(layer.isolation) | tags
+
+
+def _unavailable(name: str, why: str) -> NoReturn:
+    reason = f"layer {name} unavailable here: {why}"
+    if name in CI_REQUIRED_LAYERS:
+        skip_or_fail(reason)
+    pytest.skip(reason)
 
 
 @pytest.fixture(scope="session")
@@ -117,6 +216,8 @@ class Run:
 
     bot: ZooBot
     layer: sandbox.Layer
+    isolation: frozenset[str]  # the layer's, with the cgroup keys
+    referee: Referee
     argv: list[str]
     places: dict[str, str]
     program: str  # the bot's own file: in the command line of all its processes
@@ -131,7 +232,7 @@ class Run:
 class Probes:
     """The host side of the sandbox probes: listeners, an outside path, a secret."""
 
-    def __init__(self, tmp: Path) -> None:
+    def __init__(self, tmp: Path, owner: int | None = None) -> None:
         self.tcp = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self.tcp.bind(("127.0.0.1", 0))
         self.tcp.listen(8)
@@ -147,6 +248,11 @@ class Probes:
         self.secret.write_text("sibling-secret-42\n")
         self.secret.chmod(0o600)  # another bot's own file
         self.target = outside / "written-by-bot.txt"
+        if owner is not None:
+            # An unprivileged referee's bots run as its own user: the outside directory
+            # and the sibling's secret are that user's own, as a real user's would be.
+            for path in (outside, sibling, self.secret):
+                os.chown(path, owner, owner)
         # The host's Unix sockets, open to everyone: one in /tmp itself, one in a
         # temporary directory of its own (open to the bots' uids), one abstract.
         tag = f"{os.getpid()}-{tmp.name}"
@@ -223,24 +329,6 @@ def _marked_processes(needle: str) -> list[str]:
     return found
 
 
-def _remove_bot_segments() -> None:
-    """SysV segments left by killed bots of the bot uids (sysv_hog, in layers with no
-    IPC namespace of their own); only as root, where those uids are the bots' alone."""
-    if os.geteuid() != 0:
-        return
-    limits = sandbox.Limits()
-    bot_uids = range(limits.uid_first, limits.uid_first + limits.uid_count)
-    try:
-        lines = Path("/proc/sysvipc/shm").read_text().splitlines()[1:]
-    except OSError:
-        return
-    libc = ctypes.CDLL(None, use_errno=True)
-    for line in lines:
-        fields = line.split()
-        if len(fields) > 10 and int(fields[7]) in bot_uids:
-            libc.shmctl(int(fields[1]), 0, None)  # IPC_RMID
-
-
 def _play(run: Run) -> None:
     env = dict(os.environ)
     env[SECRET_NAME] = "do-not-leak"  # the read_environ bot looks for it
@@ -258,11 +346,15 @@ def _play(run: Run) -> None:
         run.error = f"exit status {proc.returncode}, no JSON on stdout"
 
 
-def _selected(session: pytest.Session, layer_name: str) -> list[ZooBot]:
+def _selected(session: pytest.Session, who: str, layer_name: str) -> list[ZooBot]:
     names = set()
     for item in session.items:
         callspec = getattr(item, "callspec", None)
-        if callspec is not None and callspec.params.get("layer_name") == layer_name:
+        if (
+            callspec is not None
+            and callspec.params.get("layer_name") == layer_name
+            and callspec.params.get("who") == who
+        ):
             bot = callspec.params.get("bot")
             if isinstance(bot, ZooBot):
                 names.add(bot.name)
@@ -270,9 +362,16 @@ def _selected(session: pytest.Session, layer_name: str) -> list[ZooBot]:
 
 
 @pytest.fixture(scope="session")
-def batches() -> dict[str, dict[str, Run]]:
-    """Finished runs per layer, filled on first use (see ``_batch``)."""
-    return {}
+def batches() -> Iterator[dict[str, dict[str, Run]]]:
+    """Finished runs per referee and layer, filled on first use (see ``_batch``); the
+    unprivileged referee's copies of the zoo and probes are removed at the end."""
+    store: dict[str, dict[str, Run]] = {}
+    yield store
+    for workdir in _workdirs:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+_workdirs: list[Path] = []
 
 
 # The well-behaved opponent: the C sample bot that plays rock (make bots builds it),
@@ -289,32 +388,60 @@ def _opponent(places: dict[str, str]) -> list[str]:
 
 def _batch(
     store: dict[str, dict[str, Run]],
+    referee: Referee,
     layer: sandbox.Layer,
+    isolation: frozenset[str],
     session: pytest.Session,
     tmp_path_factory: pytest.TempPathFactory,
     c_bin: Path | None,
 ) -> dict[str, Run]:
-    if layer.name in store:
-        return store[layer.name]
-    probe_dir = tmp_path_factory.mktemp(f"zoo-{layer.name}")
-    probe_dir.chmod(0o755)  # as the tmp_path fixture of conftest.py
-    probes = Probes(probe_dir)
-    places = probes.places(sys.executable, c_bin)
+    key = f"{referee.label}-{layer.name}"
+    if key in store:
+        return store[key]
+    if referee is OWN:
+        probe_dir = tmp_path_factory.mktemp(f"zoo-{layer.name}")
+        probe_dir.chmod(0o755)  # as the tmp_path fixture of conftest.py
+        probes = Probes(probe_dir)
+        places = probes.places(referee.python, c_bin)
+    else:
+        # pytest's own directories are root's alone: the unprivileged user's zoo is a
+        # copy of its own (its bots' directory is then the user's, as a real user's
+        # checkout would be), with the probes beside it.
+        workdir = Path(tempfile.mkdtemp(prefix=f"zoo-{referee.label}-{layer.name}-"))
+        _workdirs.append(workdir)
+        workdir.chmod(0o755)
+        zoo = workdir / "zoo"
+        shutil.copytree(catalog.ZOO_DIR, zoo, symlinks=True)
+        for where, dirs, files in os.walk(zoo):
+            for name in [where, *(os.path.join(where, n) for n in dirs + files)]:
+                os.chown(name, referee.uid, referee.uid, follow_symlinks=False)
+        (workdir / "probes").mkdir(mode=0o755)
+        probes = Probes(workdir / "probes", owner=referee.uid)
+        places = probes.places(referee.python, zoo / "bin" if c_bin else None)
+        places["zoo"] = str(zoo)
     rock = _opponent(places)
     runs: dict[str, Run] = {}
-    for bot in _selected(session, layer.name):
-        if isinstance(catalog.expectation(bot, isolation_of(layer)), Skip):
+    for bot in _selected(session, referee.label, layer.name):
+        if isinstance(catalog.expectation(bot, isolation), Skip):
             continue
         if bot.needs == "c" and c_bin is None or bot.needs == "node" and not shutil.which("node"):
             continue
         command = [part.format(**places) for part in bot.argv]
-        argv = [sys.executable, "-m", "referee", "match", shlex.join(command), shlex.join(rock)]
+        argv = [*referee.command, "-m", "referee", "match", shlex.join(command), shlex.join(rock)]
         argv += [*BASE_ARGS, "--sandbox", layer.name, *bot.referee_args]
-        runs[bot.name] = Run(bot, layer, argv, places, command[bot.program_index])
+        program = command[bot.program_index]
+        runs[bot.name] = Run(bot, layer, isolation, referee, argv, places, program)
     # Probe bots run one at a time so that what the listeners see is theirs alone.
     probing = {"tcp_connect", "udp_send", "unix_connect"}
+    # An unprivileged referee's bots all share its uid, whose task count RLIMIT_NPROC
+    # caps: a bot that forks up to its limit makes the forks of bots in the matches
+    # running beside it fail (a known gap, docs/security.md). Those bots run one at a
+    # time, after the rest, so that each verdict is its own bot's.
+    forking = {"fork_bomb", "fork_cap", "escapee_hog"} if referee.uid != 0 else set()
     with ThreadPoolExecutor(PARALLEL) as pool:
-        list(pool.map(_play, [r for n, r in runs.items() if n not in probing]))
+        list(pool.map(_play, [r for n, r in runs.items() if n not in probing | forking]))
+    for name in sorted(forking & runs.keys()):
+        _play(runs[name])
     for name in sorted(probing & runs.keys()):
         probes.drain()
         _play(runs[name])
@@ -328,8 +455,7 @@ def _batch(
         if not any(r.leftovers for r in runs.values()) or time.monotonic() > deadline:
             break
         time.sleep(0.1)
-    _remove_bot_segments()
-    store[layer.name] = runs
+    store[key] = runs
     return runs
 
 
@@ -340,18 +466,34 @@ def _auto_layer() -> str:
         return sandbox.LAYERS[-1]
 
 
+# The whole zoo as an unprivileged referee too, not only the bots whose verdict or
+# containment a root referee changes (see the module docstring).
+ALL_UNPRIVILEGED = IN_CI or os.environ.get("REFEREE_ZOO_UNPRIVILEGED") == "all"
+
+
 def _params() -> list[Any]:
     auto = _auto_layer()
-    return [
-        pytest.param(layer_name, bot, id=f"{layer_name}-{bot.name}")
-        for layer_name in sandbox.LAYERS
-        for bot in ZOO
-        if bot.name != "rock" and (bot.name not in catalog.LAYER_INDEPENDENT or layer_name == auto)
-    ]
+    # As root, the zoo is played by an unprivileged referee too; as another user, the
+    # tests' own run is the unprivileged one.
+    who = ["", "unprivileged"] if os.geteuid() == 0 else [""]
+    params = []
+    for label in who:
+        for layer_name in sandbox.LAYERS:
+            for bot in ZOO:
+                if bot.name == "rock":
+                    continue
+                if bot.name in catalog.LAYER_INDEPENDENT and layer_name != auto:
+                    continue
+                if label and not (ALL_UNPRIVILEGED or catalog.depends_on_root(bot, layer_name)):
+                    continue
+                name = "-".join(part for part in (label, layer_name, bot.name) if part)
+                params.append(pytest.param(label, layer_name, bot, id=name))
+    return params
 
 
-@pytest.mark.parametrize(("layer_name", "bot"), _params())
+@pytest.mark.parametrize(("who", "layer_name", "bot"), _params())
 def test_zoo_bot(
+    who: str,
     layer_name: str,
     bot: ZooBot,
     batches: dict[str, dict[str, Run]],
@@ -359,8 +501,14 @@ def test_zoo_bot(
     tmp_path_factory: pytest.TempPathFactory,
     c_bots: Path | None,
 ) -> None:
-    layer = _layer_or_skip(layer_name)
-    expect = catalog.expectation(bot, isolation_of(layer))
+    referee = OWN
+    if who:
+        found = _unprivileged()
+        if found is None:
+            skip_or_fail(f"cannot run the referee as uid {UNPRIVILEGED_UID} here")
+        referee = found
+    layer, isolation = _layer_of(referee, layer_name)
+    expect = catalog.expectation(bot, isolation)
     if isinstance(expect, Skip):
         pytest.skip(expect.reason)
     if bot.needs == "c" and c_bots is None:
@@ -371,8 +519,9 @@ def test_zoo_bot(
         opt in CLI_HELP for opt in bot.referee_args if opt.startswith("--")
     ):
         skip_or_fail(f"the CLI lacks one of {bot.referee_args}")
-    runs = _batch(batches, layer, request.session, tmp_path_factory, c_bots)
-    print(f"layer: {layer.name} ({layer.description}); isolation {sorted(isolation_of(layer))}")
+    runs = _batch(batches, referee, layer, isolation, request.session, tmp_path_factory, c_bots)
+    print(f"referee uid {referee.uid}; layer: {layer.name} ({layer.description})")
+    print(f"isolation {sorted(isolation)}")
     run = runs[bot.name]
     _check(run, expect)
 
@@ -385,8 +534,10 @@ def _check(run: Run, expect: Expect) -> None:
     uids = result["containment"]["bot_uids"]
     assert result["containment"]["capabilities"] == []
     assert len(uids) == 2 and 0 not in uids, uids
-    if os.geteuid() == 0:
+    if run.referee.uid == 0:
         assert uids[0] != uids[1], uids  # a uid of its own per bot
+    else:
+        assert uids == [run.referee.uid] * 2, uids  # the referee's own
     seat = next(s for s in result["seats"] if s["seat"] == 0)
     verdict = seat["verdict"]
     context = f"verdict: {json.dumps(verdict, indent=1)[:3000]}"
@@ -443,7 +594,6 @@ KEYCTL_SEARCH, KEYCTL_UNLINK, KEY_SPEC_USER_KEYRING = 10, 9, -4
 def _user_key(uid: int, description: str, unlink: bool = False) -> bool:
     """Whether ``uid``'s user keyring holds a "user" key ``description`` (looked for
     by a child process that becomes ``uid``); ``unlink`` removes it."""
-    import ctypes
     import platform
 
     nr = _KEYCTL[platform.machine()]
@@ -473,6 +623,7 @@ def _user_key(uid: int, description: str, unlink: bool = False) -> bool:
 def _check_probe_side_effects(run: Run) -> None:
     isolation = set(run.layer.isolation)
     name = run.bot.name
+    as_root = run.referee.uid == 0
     scratch = _stderr_value(run, "scratch")
     if scratch is not None:  # the bot's scratch directory went with the match
         assert not os.path.lexists(scratch), f"{scratch} was left behind"
@@ -481,7 +632,7 @@ def _check_probe_side_effects(run: Run) -> None:
         assert added is not None
         if added.startswith("added "):
             uid = run.result["containment"]["bot_uids"][0] if run.result else -1
-            if os.geteuid() == 0:  # a uid of the bot's own: its keyring must be empty
+            if as_root:  # a uid of the bot's own: its keyring must be empty
                 assert not _user_key(uid, added[6:]), f"{added[6:]} left in uid {uid}'s keyring"
             else:  # the referee's own user's keyring: the test's own clean-up
                 _user_key(uid, added[6:], unlink=True)
@@ -493,14 +644,14 @@ def _check_probe_side_effects(run: Run) -> None:
         # records none, so an unprivileged referee cannot tell a bot's from its
         # user's own without a namespace (docs/security.md).
         kinds = ("shm", "msg", "sem")
-        if os.geteuid() != 0 and "pid" not in isolation:
+        if not as_root and "pid" not in isolation:
             kinds = ("shm", "msg")
             # (the test's own clean-up of the semaphore set it knows the key of)
             subprocess.run(["ipcrm", "-S", key[4:]], capture_output=True, check=False)
         assert int(key[4:], 16) not in _sysv_keys(kinds), f"System V objects of {key} left"
         shm = _stderr_value(run, "posix-shm")
         assert shm is not None
-        if os.geteuid() != 0 and not {"fs", "tmpfs"} & isolation:
+        if not as_root and not {"fs", "tmpfs"} & isolation:
             # basic as an unprivileged user: the bot is the referee's own user with
             # the host's /dev/shm, and its files cannot be told from the user's.
             Path("/dev/shm" + shm).unlink(missing_ok=True)
@@ -523,6 +674,6 @@ def _check_probe_side_effects(run: Run) -> None:
         target = Path(run.places["target"])
         written = target.exists()
         target.unlink(missing_ok=True)
-        for stray in catalog.ZOO_DIR.glob(".zoo-write-*"):
+        for stray in Path(run.places["zoo"]).glob(".zoo-write-*"):
             stray.unlink()
         assert written == ("fs" not in isolation and "uid" not in isolation)

@@ -69,7 +69,7 @@ from .cleanup import (
 )
 from .disk import DiskUsage, disk_usage, tmpfs_usage
 from .fairness import FairShare
-from .identity import BotUnreachable, lease_uid, release_uid
+from .identity import BotUnreachable, lease_held, lease_uid, release_uid
 from .launch import containment_record, prepare_launch
 from .paths import landlock_abi
 from .proctree import (
@@ -135,6 +135,7 @@ __all__ = [
     "group_nice_to_carry",
     "kill_tree",
     "landlock_abi",
+    "lease_held",
     "lease_uid",
     "prepare_launch",
     "release_tracee",

@@ -31,9 +31,13 @@ class BotUnreachable(SandboxError):
 _leases: dict[int, int] = {}  # uid -> fd holding its lock
 
 
-def _lock_dir() -> Path:
+def _lock_path() -> Path:
     base = Path("/run") if os.path.isdir("/run") else Path(tempfile.gettempdir())
-    path = base / "referee-uids"
+    return base / "referee-uids"
+
+
+def _lock_dir() -> Path:
+    path = _lock_path()
     try:
         path.mkdir(mode=0o700, exist_ok=True)
         st = path.lstat()
@@ -96,6 +100,27 @@ def release_uid(uid: int | None) -> None:
             os.close(fd)
         except OSError:
             pass
+
+
+def lease_held(uid: int) -> bool:
+    """Whether some referee holds the lease of ``uid`` now: a process of that uid may
+    be a live bot's, not one left behind. False for a uid never leased, and where
+    the leases cannot be read (the caller is not root). Never raises."""
+    if uid in _leases:
+        return True
+    try:
+        fd = os.open(_lock_path() / str(uid), os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # let go at once, by the close
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    return False
 
 
 def unreachable(path: str, uid: int, gid: int, need: int) -> str | None:

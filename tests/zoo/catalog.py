@@ -82,6 +82,21 @@ TYPICAL_ISOLATION = {
 # What a host whose cgroups the referee may use adds to every layer (root here).
 CGROUP_TAGS = frozenset({"cgroup", "memcg", "pidscg"})
 
+# What a root referee gives every bot beyond its layer: a uid of its own (which also
+# keeps the referee's and the other bots' processes out of its signals and /proc)
+# and, where the host has them, cgroups. An unprivileged referee's bots share its
+# uid and get no cgroup: the catalog's expectations without these keys are theirs.
+ROOT_TAGS = frozenset({"uid", "signals", "proc"}) | CGROUP_TAGS
+
+# Bots that get the same verdict from an unprivileged referee by other means: their
+# memory and processes sampled instead of counted by a cgroup (memhog, fork_bomb),
+# their tree killed by a walk instead of with its cgroup (setsid_tree), their System
+# V objects and keys removed by their pids or namespace, or left to the user's own
+# keyring, instead of by their own uid (ipc_leftovers, keyring_leftover).
+SAME_VERDICT_OTHER_MEANS = frozenset(
+    {"memhog", "fork_bomb", "setsid_tree", "ipc_leftovers", "keyring_leftover"}
+)
+
 
 @dataclass(frozen=True)
 class Expect:
@@ -202,6 +217,17 @@ def _framing(isolation: frozenset[str]) -> Expect:
         # Its cgroup or its own uid says whose it is.
         return Expect(frozenset({"escaped_process"}), disqualified=False, escaped=True)
     return ok()  # nothing ties it to one bot: recorded, charged to no one
+
+
+def _fork_bomb(isolation: frozenset[str]) -> Expect:
+    if "pidscg" not in isolation and "uid" not in isolation:
+        # An unprivileged referee's RLIMIT_NPROC refuses the fork past the limit
+        # (EAGAIN), and a bot that does not catch it may die of it (exit code 1) before
+        # a watchdog reading counts its tree: disqualified all the same, but no counter
+        # says the kernel refused it a fork (as the pids cgroup's does), so the fault
+        # is the crash (docs/security.md, "As root and as an unprivileged user").
+        return fatal("memory_limit", "process_limit", "timeout", "crash", round=None)
+    return fatal("memory_limit", "process_limit", "timeout", round=None)
 
 
 def _fork_cap(isolation: frozenset[str]) -> Expect:
@@ -453,7 +479,7 @@ ZOO: tuple[ZooBot, ...] = (
     ZooBot(
         "fork_bomb",
         _py("fork_bomb.py"),
-        _always(fatal("memory_limit", "process_limit", "timeout", round=None)),
+        _fork_bomb,
         note="400 processes; copy-on-write pages count in each one's RSS",
     ),
     ZooBot(
@@ -571,6 +597,15 @@ BY_NAME = {bot.name: bot for bot in ZOO}
 
 def expectation(bot: ZooBot, isolation: frozenset[str] | tuple[str, ...]) -> Expect | Skip:
     return bot.expect(frozenset(isolation))
+
+
+def depends_on_root(bot: ZooBot, layer: str) -> bool:
+    """Whether the referee's being root (ROOT_TAGS) changes the bot's expected
+    verdict in ``layer`` (as built on a typical machine, TYPICAL_ISOLATION), or the
+    means that contain it (SAME_VERDICT_OTHER_MEANS)."""
+    typical = TYPICAL_ISOLATION[layer]
+    changed = expectation(bot, typical | ROOT_TAGS) != expectation(bot, typical)
+    return changed or bot.name in SAME_VERDICT_OTHER_MEANS
 
 
 def _describe(e: Expect | Skip) -> str:
