@@ -53,3 +53,17 @@ def test_a_clean_sweep_is_ranked_with_confidence() -> None:
     for r in rated[1:]:
         assert (r.rank_low, r.rank_high) == (2, 4), r
         assert r.order_prob is None or r.order_prob < 0.9, r
+
+
+def test_a_field_in_strict_order_is_not_taken_for_noise() -> None:
+    """Eight versions, each winning both its matches against every version below
+    it: the top is nearly surely in the top half and the bottom in the bottom half
+    (neighbours met only twice, so their own order is far from sure). Shrinking by a
+    spread read in the noise's eigenbasis, as the league model does, took much of
+    this field's spread for noise (ranges up to 1-8 for every version)."""
+    results = [(a, b, 0, 0, 0) for a in range(8) for b in range(a + 1, 8)] * 2
+    rated = rate(list(range(8)), results)
+    assert [r.version for r in (rated[i] for i in leaderboard_order(rated))] == list(range(8))
+    assert rated[0].rank_high <= 4 and rated[7].rank_low >= 5
+    assert all(r.rank_high - r.rank_low + 1 <= 5 for r in rated)
+    assert all(r.order_prob is None or r.order_prob >= 0.7 for r in rated)

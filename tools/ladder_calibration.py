@@ -2,7 +2,7 @@
 rating intervals, from simulated ladders of versions with known ratings whose
 matches the server's own matchmaking chooses (pure code, no processes).
 
-    python tools/ladder_calibration.py [--ladders 300] [--seed 1] [--big 20]
+    python tools/ladder_calibration.py [--ladders 300] [--seed 1] [--big 20] [--fields 0,1]
 
 Prints the markdown table of docs/statistics.md ("The server's leaderboard"):
 for each field, the share of 95% rank ranges holding the true rank and their mean
@@ -44,6 +44,7 @@ def main() -> None:
     ap.add_argument("--ladders", type=int, default=300)
     ap.add_argument("--big", type=int, default=20, help="ladders of 51 versions, 4,000 matches")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--fields", help="comma-separated row numbers to run (from 0), default all")
     args = ap.parse_args()
     start = time.monotonic()
     print(
@@ -55,7 +56,10 @@ def main() -> None:
     print(" rating interval holds | its mean width (Elo) | identical pair: mean P |")
     print("|---|---:|---:|---:|---:|---:|---:|" + "---:|" * len(LEVELS) + "---:|---:|---:|")
     fields = [*FIELDS, ("fifty-one, close", 51, 10.0, 4000, 0.0, 0.0)]
+    chosen = {int(k) for k in args.fields.split(",")} if args.fields else set(range(len(fields)))
     for k, (name, n, gap, matches, draws, scale) in enumerate(fields):
+        if k not in chosen:
+            continue
         ladders = args.big if n == 51 else max(1, round(args.ladders * scale))
         if ladders <= 0:
             continue
