@@ -36,8 +36,11 @@ class LadderCalibration(NamedTuple):
     right_at: dict[float, tuple[int, float]]  # p: (orders with order_prob >= p, share right)
     rating_coverage: float  # share of 95% rating intervals holding the true centred rating
     rating_width: float  # their mean width (Elo)
-    copies_mean: float  # mean share of draws with copy 0 above copy 1 (should be near 0.5)
-    copies_sure: float  # share of ladders calling the copies' order with >= 0.95 either way
+    # Over the ladders whose leaderboard has the two copies next to each other: the
+    # mean share of draws with copy 0 above copy 1 (should be near 0.5), and the
+    # share of those ladders calling their order with >= 0.95 either way.
+    copies_mean: float
+    copies_sure: float
 
 
 def true_elos(n: int, gap: float, rng: np.random.Generator) -> np.ndarray:
