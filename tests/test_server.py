@@ -71,8 +71,14 @@ def test_ladder_plays_and_the_leaderboard_follows(server: Server) -> None:
     assert all(e["low"] <= e["rating"] <= e["high"] for e in board["entries"] if e["games"])
     assert [e["rank"] for e in board["entries"]] == [1, 2, 3]
     assert all(1 <= e["rank_low"] <= e["rank_high"] <= 3 for e in board["entries"])
-    ratings = [e["rating"] for e in board["entries"]]
+    # Versions that have played first, by rating; each but the last of them with the
+    # share of the ratings' posterior draws in which it is above the next.
+    played = [e for e in board["entries"] if e["games"]]
+    assert played == board["entries"][: len(played)]
+    ratings = [e["rating"] for e in played]
     assert ratings == sorted(ratings, reverse=True)
+    assert all(0.0 <= e["order_prob"] <= 1.0 for e in played[:-1])
+    assert all(e["order_prob"] is None for e in board["entries"][len(played) - 1 :])
     page = server.get("/")
     assert page.status_code == 200
     for e in board["entries"]:

@@ -121,11 +121,12 @@ def test_pages_for_people(tmp_path: Path) -> None:
     for row in rows:
         cells = re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)
         assert cells[1] == "&ndash;", cells
-        assert "provisional" in cells[4], cells
-        low_high = re.fullmatch(r"([+-]\d+) \.\. ([+-]\d+)", cells[5])
-        assert cells[5] == "&ndash;" or (low_high and low_high[1] != low_high[2]), cells
+        assert cells[4] == "", cells  # no order probability while provisional
+        assert "provisional" in cells[5], cells
+        low_high = re.fullmatch(r"([+-]\d+) \.\. ([+-]\d+)", cells[6])
+        assert cells[6] == "&ndash;" or (low_high and low_high[1] != low_high[2]), cells
         assert re.fullmatch(
-            r'v1 <span class="muted" title="\d{4}-\d\d-\d\dT[\d:]+Z">just now</span>', cells[9]
+            r'v1 <span class="muted" title="\d{4}-\d\d-\d\dT[\d:]+Z">just now</span>', cells[10]
         ), cells
     assert f"fewer than {PROVISIONAL_GAMES} games is provisional" in board
     # Scores rounded for people in the list of matches.
@@ -150,6 +151,61 @@ def test_pages_for_people(tmp_path: Path) -> None:
     # The API keeps the exact values and says which ratings are provisional.
     entries = api.leaderboard_json(site)["entries"]
     assert {e["bot"]: e["provisional"] for e in entries}["random"] is True
+    store.close()
+
+
+def test_leaderboard_shows_the_posteriors_ranges_and_order(tmp_path: Path) -> None:
+    """Cycler wins twelve ladder matches against random and twelve against
+    markov-c, who split six between them; a newcomer is unplayed: the page shows the
+    rank ranges and the probability that a bot is above the next one as the API
+    gives them (from the ratings' posterior, stats/ladder.py): cycler surely first
+    (range 1), the other two level (either of places 2 and 3), their order a toss-up."""
+    cfg = load_competition(write_config(tmp_path))
+    data = tmp_path / "data"
+    store = Store(data)
+    seed_samples(store, cfg)
+    random_v, cycler_v, markov_v = store.current_versions()
+    token = store.add_competitor("newcomer")
+    me = store.competitor_by_token(token)
+    assert me is not None
+    store.add_version("mine", me.id, "0" * 64, ["./mine"], "active")
+    meetings = [(random_v, cycler_v)] * 12 + [(markov_v, cycler_v)] * 12
+    meetings += [(random_v, markov_v), (markov_v, random_v)] * 3
+    for seed, (seat0, seat1) in enumerate(meetings, start=1):
+        mid = store.add_match("ladder", seat0.id, seat1.id, seed, 200, status="queued")
+        _finish(store, mid, "killed by SIGSEGV")  # seat 1 wins
+    ladder = Ladder(store, cfg, data, None, None, 7)  # type: ignore[arg-type]
+    site = server_app.Site(store, ladder, cfg, data)
+    app = server_app.build_app(site)
+
+    async def main() -> str:
+        await ladder.refresh()
+        return (await _fetch(app, "/"))[1]
+
+    board = trio.run(main)
+    entries = api.leaderboard_json(site)["entries"]
+    assert [e["bot"] for e in entries[:1]] == ["cycler"] and entries[3]["bot"] == "mine"
+    top, second, third, unplayed = entries
+    assert (top["rank_low"], top["rank_high"]) == (1, 1)
+    assert (second["rank_low"], second["rank_high"]) == (2, 3)
+    assert (third["rank_low"], third["rank_high"]) == (2, 3)
+    assert top["order_prob"] >= 0.95  # 24 wins of 24 against the other two
+    assert 0.4 <= second["order_prob"] <= 0.6  # level: three wins each
+    assert third["order_prob"] is None and unplayed["order_prob"] is None
+    assert all(e["low"] < e["rating"] < e["high"] for e in entries[:3])
+    rated = board.split('<table id="rated">')[1].split("</table>")[0]
+    rows = re.findall(r"<tr>\n(.*?)</tr>", rated, re.S)
+    cells = [re.findall(r"<td[^>]*>(.*?)</td>", row, re.S) for row in rows]
+    assert [c[1] for c in cells] == ["1", "2-3", "2-3"]
+    assert [c[4] for c in cells] == [
+        f"{top['order_prob']:.3f}",
+        f"{second['order_prob']:.3f}",
+        "",
+    ]
+    assert [c[6] for c in cells] == [
+        f"{signed(e['low'])} .. {signed(e['high'])}" for e in (top, second, third)
+    ]
+    assert "P(above next)" in board
     store.close()
 
 

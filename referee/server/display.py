@@ -9,8 +9,8 @@ import time
 from typing import Any
 
 # A bot with fewer games than this is shown as provisional: its rating is printed
-# with that word, its interval only when it has a width, and no rank range (a
-# bootstrap over one or two games gives ranges such as 1-1 that mean nothing).
+# with that word, its interval only when it has a width, and no rank range or order
+# probability (after a game or two they say little beyond the prior).
 PROVISIONAL_GAMES = 10
 # Decimals of the scores on the pages.
 SCORE_DECIMALS = 3

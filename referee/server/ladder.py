@@ -27,7 +27,7 @@ from ..tournament.worker import Job
 from . import metrics, moderation
 from .config import CompetitionConfig
 from .db import Store, Version
-from .matchmaking import Rated, choose_pair, rate
+from .matchmaking import Rated, choose_pair, leaderboard_order, rate
 
 STDERR_TAIL = 2000  # characters of a refused bot's stderr shown in the refusal
 
@@ -46,8 +46,9 @@ class Entry(msgspec.Struct):
     """One row of the leaderboard."""
 
     rank: int
-    rank_low: int  # the 95% range of the rank (1 = best), from the ratings' bootstrap
+    rank_low: int  # the 95% range of the rank (1 = best), from the ratings' posterior
     rank_high: int
+    order_prob: float | None  # share of the same draws with this row above the next
     bot: str
     owner: str | None
     version: int  # the version's number for its bot
@@ -192,7 +193,8 @@ class Ladder:
     async def refresh(self) -> None:
         """Recompute the ratings of the current versions and the leaderboard."""
         async with self._refresh_lock:
-            current = self.store.current_versions()
+            # By bot name, so that rate()'s tie-break (the order given) is the name.
+            current = sorted(self.store.current_versions(), key=lambda v: (v.bot_name, v.id))
             ids = [v.id for v in current]
             if self.results is None:
                 self.results = self.store.ladder_results(None)
@@ -200,9 +202,7 @@ class Ladder:
             rated = await trio.to_thread.run_sync(rate, ids, list(self.results))
             by_id = {v.id: v for v in current}
             disabled = moderation.disabled_versions(self.store.conn)
-            order = sorted(
-                rated, key=lambda r: (-r.rating, r.games == 0, by_id[r.version].bot_name)
-            )
+            order = [rated[i] for i in leaderboard_order(rated)]
             board = []
             for rank, r in enumerate(order, start=1):
                 v = by_id[r.version]
@@ -211,6 +211,7 @@ class Ladder:
                         rank=rank,
                         rank_low=r.rank_low,
                         rank_high=r.rank_high,
+                        order_prob=r.order_prob,
                         bot=v.bot_name,
                         owner=v.owner,
                         version=v.number,

@@ -1,8 +1,10 @@
 """Ratings and pairings of the ladder: plain synchronous code, no I/O.
 
-Ratings are the Bradley-Terry fit with bootstrap intervals that ``referee
-tournament`` uses (``tournament/standings.py``), over the finished ladder matches
-between each bot's current version.
+Ratings are the Bradley-Terry fit that ``referee tournament`` uses
+(``tournament/standings.py``), over the finished ladder matches between each bot's
+current version; their intervals, rank ranges and order probabilities come from
+draws of the fit's posterior (``stats/ladder.py``), checked for calibration against
+simulated ladders that use this module's pairing (``server/calibration.py``).
 
 Pairing: a game between a and b tells most about the ratings when both are
 uncertain and the outcome is uncertain too, so each candidate pair is weighted
@@ -23,8 +25,8 @@ from collections.abc import Sequence
 import msgspec
 import numpy as np
 
-from ..stats.ranks import rank_intervals
-from ..stats.rating import likelihood_interval
+from ..stats.ladder import LADDER_DRAWS, ladder_posterior, own_likelihood_bounds
+from ..stats.ranks import adjacent_order, rank_intervals
 from ..tournament.standings import ELO, RATING_PRIOR, _fit_bt
 
 
@@ -38,10 +40,13 @@ class Rated(msgspec.Struct):
     draws: int = 0
     losses: int = 0
     faults: int = 0
-    # The 95% range of the version's rank among those rated together (1 = best),
-    # from the same bootstrap as the rating interval.
+    # The 95% range of the version's rank among the versions that have played
+    # (1 = best), from the same posterior draws as the rating interval.
     rank_low: int = 0
     rank_high: int = 0
+    # The share of the same draws in which this version is above the next one in
+    # leaderboard order (``leaderboard_order``); None for the last and the unplayed.
+    order_prob: float | None = None
 
     @property
     def width(self) -> float:
@@ -55,21 +60,22 @@ UNRATED_WIDTH = 2000.0
 def rate(
     versions: Sequence[int],
     results: Sequence[tuple[int, int, int | None, int, int]],
-    samples: int = 200,
+    samples: int = LADDER_DRAWS,
     seed: int = 20260101,
 ) -> list[Rated]:
     """Ratings of ``versions`` (in that order) from (version0, version1, winner seat,
     faults0, faults1) results. A version without games gets a wide interval.
 
-    The fit is ``referee tournament``'s Bradley-Terry (``_fit_bt``) with a bootstrap
-    over the matches for the 95% interval. A ladder holds many matches between few
-    bots, so the matches are first counted by kind (pair in seat order, and who
-    won): drawing M matches with replacement is drawing those M from a multinomial
-    over the kinds, which costs the same for 100 matches or 100,000."""
+    The rating is ``referee tournament``'s Bradley-Terry fit (``_fit_bt``), centred
+    on the versions that have played; its 95% interval, the rank range and
+    ``order_prob`` come from ``samples`` draws of the fit's posterior with the
+    schedule held fixed (``stats/ladder.py``). The matches are first counted into
+    score and game matrices, so the cost does not grow with their number."""
     index = {v: i for i, v in enumerate(versions)}
     n = len(versions)
     out = [Rated(version=v) for v in versions]
-    kinds: dict[tuple[int, int, float], int] = {}
+    score = np.zeros((n, n))
+    games = np.zeros((n, n))
     for v0, v1, winner, f0, f1 in results:
         if v0 not in index or v1 not in index or v0 == v1:
             continue
@@ -86,84 +92,51 @@ def rate(
         out[a].faults += f0
         out[b].faults += f1
         first = 0.5 if winner is None else 1.0 if winner == 0 else 0.0
-        kinds[(a, b, first)] = kinds.get((a, b, first), 0) + 1
+        score[a, b] += first
+        score[b, a] += 1.0 - first
+        games[a, b] += 1.0
+        games[b, a] += 1.0
     if n == 0:
         return out
-    keys = list(kinds)
-    counts = np.array([kinds[k] for k in keys], dtype=float)
-    # Each kind adds to two cells of the flattened score and game-count matrices:
-    # (a, b) and (b, a). Kept as cell indices and values, not as a dense
-    # kinds x n^2 matrix: a ladder of 51 versions that had played 4,000 matches
-    # has thousands of kinds, and the dense pair took over 100 MiB at every
-    # refresh (bench/season.py saw the server's memory grow by 180 MiB).
-    a_idx = np.array([a for a, _b, _f in keys], dtype=np.intp)
-    b_idx = np.array([b for _a, b, _f in keys], dtype=np.intp)
-    first_of = np.array([f for _a, _b, f in keys], dtype=float)
-    cells = np.concatenate([a_idx * n + b_idx, b_idx * n + a_idx])
-    score_share = np.concatenate([first_of, 1.0 - first_of])
-
-    def totals(weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Score and game-count matrices (samples x n x n) of weighted kinds."""
-        both = np.concatenate([weights, weights], axis=1)  # samples x (2 kinds)
-        score_t = np.zeros((n * n, len(weights)))
-        games_t = np.zeros((n * n, len(weights)))
-        np.add.at(score_t, cells, (both * score_share).T)
-        np.add.at(games_t, cells, both.T)
-        return score_t.T.reshape(-1, n, n), games_t.T.reshape(-1, n, n)
-
-    def fit(weights: np.ndarray, tol: float) -> np.ndarray:
-        theta = _fit_bt(*totals(weights), tol=tol)
-        return np.asarray((theta - theta.mean(axis=1, keepdims=True)) * ELO)
-
-    raw = _fit_bt(*totals(counts[None, :]), tol=1e-9)[0]
-    point = (raw - raw.mean()) * ELO
-    low = high = point
-    rank_low, rank_high = [1] * n, [n] * n
-    total = int(counts.sum())
-    if total and samples > 0:
-        rng = np.random.default_rng(seed)
-        draws = rng.multinomial(total, counts / total, size=samples).astype(float)
-        boot = fit(draws, 1e-6)
-        low = np.percentile(boot, 2.5, axis=0)
-        high = np.percentile(boot, 97.5, axis=0)
-        rank_low, rank_high = rank_intervals(boot)
-    profile = _likelihood_bounds(n, keys, counts, raw)
-    for i, r in enumerate(out):
-        r.rating = round(float(point[i]), 1)
-        # The wider of the bootstrap's interval and the likelihood-ratio one: a
-        # bootstrap of a few games has (almost) no spread, e.g. none after one game.
-        r.low = round(min(float(low[i]), profile[i][0]), 1)
-        r.high = round(max(float(high[i]), profile[i][1]), 1)
-        r.rank_low, r.rank_high = rank_low[i], rank_high[i]
-        if r.games == 0:
+    raw = _fit_bt(score[None], games[None], tol=1e-9)[0]
+    post = ladder_posterior(raw, games, RATING_PRIOR, samples, seed)
+    played = np.isfinite(post.point)
+    own_low, own_high = own_likelihood_bounds(raw, score, games, RATING_PRIOR)
+    centre = float(raw[played].mean()) if played.any() else 0.0
+    for i in np.flatnonzero(played):
+        out[i].rating = round(float(post.point[i] * ELO), 1)
+    if samples > 0 and played.any():
+        low = np.percentile(post.rating[:, played], 2.5, axis=0) * ELO
+        high = np.percentile(post.rating[:, played], 97.5, axis=0) * ELO
+        rank_low, rank_high = rank_intervals(post.draws)
+        ranked = [i for i in leaderboard_order(out) if played[i]]
+        for upper, prob in zip(ranked, adjacent_order(post.draws, ranked), strict=False):
+            out[upper].order_prob = round(prob, 3)
+    for k, i in enumerate(np.flatnonzero(played)):
+        r = out[i]
+        if samples > 0:
+            # The wider of the posterior's interval and the version's own
+            # likelihood-ratio one (the others held at their ratings), which follows
+            # the skew of a version's likelihood where the normal draws do not: the
+            # posterior's alone held the true rating 94% of the time in simulated
+            # ladders, the wider of the two 95-97% (docs/statistics.md).
+            r.low = round(float(min(low[k], (own_low[i] - centre) * ELO)), 1)
+            r.high = round(float(max(high[k], (own_high[i] - centre) * ELO)), 1)
+            r.rank_low, r.rank_high = rank_low[i], rank_high[i]
+        else:
             r.low, r.high = r.rating - UNRATED_WIDTH / 2, r.rating + UNRATED_WIDTH / 2
+            r.rank_low, r.rank_high = 1, n
+    for r in out:
+        if r.games == 0:
+            r.low, r.high = -UNRATED_WIDTH / 2, UNRATED_WIDTH / 2
             r.rank_low, r.rank_high = 1, n  # anywhere, as far as anyone knows
     return out
 
 
-def _likelihood_bounds(
-    n: int, keys: Sequence[tuple[int, int, float]], counts: np.ndarray, raw: np.ndarray
-) -> list[tuple[float, float]]:
-    """Each version's 95% likelihood-ratio interval with the others held at their
-    fitted ratings and the fit's prior (RATING_PRIOR drawn games against an anchor
-    at 0), shifted to the centred scale of the ratings: finite and wide for a
-    version with one game or a clean sweep (stats/rating.py)."""
-    elo = raw * ELO
-    shift = float(elo.mean())
-    games: list[tuple[list[float], list[float], list[float]]] = [([], [], []) for _ in range(n)]
-    for (a, b, first), count in zip(keys, counts, strict=True):
-        for me, other, score in ((a, b, first), (b, a, 1.0 - first)):
-            games[me][0].append(float(elo[other]))
-            games[me][1].append(score)
-            games[me][2].append(float(count))
-    out = []
-    for opp, scores, weights in games:
-        if not opp:
-            out.append((math.inf, -math.inf))  # no games: the bootstrap's width stands
-            continue
-        iv = likelihood_interval(opp, scores, RATING_PRIOR, weights)
-        out.append((iv.low - shift, iv.high - shift))
-    return out
+def leaderboard_order(rated: Sequence[Rated]) -> list[int]:
+    """Indices of ``rated`` in leaderboard order: played versions by rating (ties
+    in the given order), then those without games. ``order_prob`` refers to it."""
+    return sorted(range(len(rated)), key=lambda i: (rated[i].games == 0, -rated[i].rating, i))
 
 
 def win_chance(a: float, b: float) -> float:

@@ -1,0 +1,85 @@
+"""Calibration table of the server leaderboard's rank ranges, ``order_prob`` and
+rating intervals, from simulated ladders of versions with known ratings whose
+matches the server's own matchmaking chooses (pure code, no processes).
+
+    python tools/ladder_calibration.py [--ladders 300] [--seed 1] [--big 20] [--fields 0,1]
+
+Prints the markdown table of docs/statistics.md ("The server's leaderboard"):
+for each field, the share of 95% rank ranges holding the true rank and their mean
+width, the share of adjacent orders called with ``order_prob`` >= p that are
+right (and how many there were), the share of 95% rating intervals holding the
+true (centred) rating and their mean width, and the identical pair's mean share
+in one order when the two are adjacent. ``referee/server/calibration.py``
+defines the ladders.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from referee.server.calibration import calibrate_ladder  # noqa: E402
+from referee.stats.calibration import LEVELS  # noqa: E402
+
+# (name, versions, gap in Elo, matches, share of draws between equals, ladders scale)
+FIELDS = (
+    ("clear", 8, 100.0, 200, 0.0, 1.0),
+    ("close", 8, 30.0, 200, 0.0, 1.0),
+    ("very close", 8, 10.0, 200, 0.0, 1.0),
+    ("close, 4x the matches", 8, 30.0, 800, 0.0, 0.5),
+    ("close, draws", 8, 30.0, 200, 0.3, 1.0),
+    ("sixteen, clear", 16, 50.0, 400, 0.0, 0.5),
+    ("sixteen, close", 16, 20.0, 400, 0.0, 0.5),
+)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--ladders", type=int, default=300)
+    ap.add_argument("--big", type=int, default=20, help="ladders of 51 versions, 4,000 matches")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--fields", help="comma-separated row numbers to run (from 0), default all")
+    args = ap.parse_args()
+    start = time.monotonic()
+    print(
+        "| field | versions | gap (Elo) | matches | ladders | 95% range holds true rank |"
+        " mean width |",
+        end="",
+    )
+    print("".join(f" right at >= {p} (n) |" for p in LEVELS), end="")
+    print(" rating interval holds | its mean width (Elo) | identical pair: mean P |")
+    print("|---|---:|---:|---:|---:|---:|---:|" + "---:|" * len(LEVELS) + "---:|---:|---:|")
+    fields = [*FIELDS, ("fifty-one, close", 51, 10.0, 4000, 0.0, 0.0)]
+    chosen = {int(k) for k in args.fields.split(",")} if args.fields else set(range(len(fields)))
+    for k, (name, n, gap, matches, draws, scale) in enumerate(fields):
+        if k not in chosen:
+            continue
+        ladders = args.big if n == 51 else max(1, round(args.ladders * scale))
+        if ladders <= 0:
+            continue
+        cal = calibrate_ladder(
+            n, gap, matches, ladders, args.seed + 100 * k, draws=draws, refresh=max(4, n // 4)
+        )
+        cells = "".join(f" {r:.3f} ({c}) |" for c, r in cal.right_at.values())
+        print(
+            f"| {name}{' (30% drawn between equals)' if draws else ''} | {n} | {gap:g} |"
+            f" {matches} | {cal.ladders} | {cal.coverage:.4f} | {cal.mean_width:.2f} |{cells}"
+            f" {cal.rating_coverage:.4f} | {cal.rating_width:.0f} | {cal.copies_mean:.3f} |",
+            flush=True,
+        )
+    when = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    load = os.getloadavg()[0]
+    print(
+        f"\n{when}, seed {args.seed}, 1000 draws per leaderboard,"
+        f" {time.monotonic() - start:.0f} s, load {load:.1f}"
+    )
+
+
+if __name__ == "__main__":
+    main()
