@@ -4,6 +4,8 @@ has the larger run of tools/calibration.py)."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -16,7 +18,7 @@ from referee.stats.calibration import (
     settle_versus_balanced,
     true_strength,
 )
-from referee.stats.league import fit_league, settle_pairs
+from referee.stats.league import _noise_draws, fit_league, settle_pairs
 from referee.stats.ranks import adjacent_order
 from referee.tournament.schedule import Played
 from referee.tournament.standings import rank_pool
@@ -34,10 +36,59 @@ def test_rank_ranges_and_order_probabilities_are_calibrated(gap: float, seed: in
     for p in LEVELS:
         count, right = cal.right_at[p]
         assert count >= 10, (p, count)  # the level is reached, so the check means something
-        assert right >= p, (p, count, right)
+        if p < 0.99:
+            assert right >= p, (p, count, right)
+        else:
+            # 200 leagues make 10 to 20 calls at 0.99, too few to tell 0.99 from the
+            # 0.984 measured in the close field (docs/statistics.md): the wrong calls
+            # must not be more than a binomial test at 1% allows for 0.99.
+            wrong = round(count * (1.0 - right))
+            assert wrong <= _most_wrong_at(count, 1.0 - p, 0.01), (p, count, right)
     # The identical pair: no side is favoured, and a confident call is rare.
     assert 0.45 <= cal.copies_mean <= 0.55
     assert cal.copies_sure <= 0.12
+
+
+def test_noise_levels_carry_their_uncertainty() -> None:
+    """The noise model's posterior of each pair's per-match variance, in eight-bot
+    round robins where one bot in three is three times as noisy (variances 9, 3
+    and 1 for noisy, mixed and quiet pairs): with two matches per pair (one degree
+    of freedom each) its central 95% holds the true variance at least 95% of the
+    time, for the noisy pairs too, whose variance a fit that trusted its point
+    estimate of each bot's noise got too low; with forty matches the intervals
+    are narrow around the truth."""
+    rng = np.random.default_rng(51)
+    lo, hi = np.triu_indices(8, 1)
+    factor = np.where(np.arange(8) % 3 == 0, 3.0, 1.0)
+    true = factor[lo] * factor[hi]
+    noisy_pairs = (lo % 3 == 0) & (hi % 3 == 0)
+    for matches in (2, 40):
+        held = []
+        ratio = []
+        for _ in range(100):
+            scalars = np.full(len(lo), 2.0 * (matches - 1))  # two whitened scores a match
+            spread = true * rng.chisquare(scalars)
+            level = float(np.mean(spread / scalars))
+            drawn = _noise_draws(8, lo, hi, scalars, spread, level, 1000, rng)
+            low, high = np.quantile(drawn, [0.025, 0.975], axis=0)
+            held.append((low <= true) & (true <= high))
+            ratio.append(np.median(drawn, axis=0) / true)
+        share = np.array(held)
+        assert share.mean() >= 0.95, (matches, share.mean())
+        assert share[:, noisy_pairs].mean() >= 0.93, (matches, share[:, noisy_pairs].mean())
+        if matches == 40:
+            assert 0.85 <= float(np.median(ratio)) <= 1.15
+
+
+def _most_wrong_at(count: int, rate: float, alpha: float) -> int:
+    """The largest number of wrong calls out of ``count`` that a one-sided binomial
+    test at level ``alpha`` accepts for a true rate of wrong calls ``rate``."""
+    tail = 1.0  # P(wrong >= k)
+    for k in range(count + 1):
+        if tail < alpha:
+            return k - 1
+        tail -= math.comb(count, k) * rate**k * (1.0 - rate) ** (count - k)
+    return count
 
 
 def _played(a: np.ndarray, b: np.ndarray, sa: np.ndarray, sb: np.ndarray) -> list[Played]:
@@ -118,9 +169,11 @@ def test_until_settled_is_right_at_least_as_often_as_a_balanced_league() -> None
     """A double round robin of eight bots, clear gaps (1.2) alternating with close
     ones (0.3), plus up to 112 extra matches from the settling schedule, gets the
     adjacent orders (and the whole order) right at least as often as a balanced
-    league of the same number of matches, both ranked by balanced mean score."""
+    league of the same number of matches, both ranked by balanced mean score.
+    200 leagues: the whole order's advantage is about 0.05 (docs/statistics.md),
+    which 50 leagues (one league is 0.02) cannot show."""
     settled, balanced, settled_all, balanced_all = settle_versus_balanced(
-        8, (1.2, 0.3), legs=2, budget=112, leagues=50, seed=31, samples=400
+        8, (1.2, 0.3), legs=2, budget=112, leagues=200, seed=31, samples=400
     )
     assert settled >= balanced
     assert settled_all >= balanced_all

@@ -2,11 +2,13 @@
 from simulated leagues of bots with known strengths (pure numpy, no processes).
 
     python tools/calibration.py [--leagues 2000] [--settle-leagues 1000] [--seed 1]
+                                [--field NAME ...]
 
 Prints the markdown tables of docs/statistics.md: for each field, the share of
 95% rank ranges holding the true rank and their mean width, the share of
-adjacent orders called with ``order_prob`` >= p that are right (and how many
-there were), the identical pair's mean share of draws in one order and how often
+adjacent orders called with ``order_prob`` >= 0.95, the share of adjacent orders
+called with ``order_prob`` >= p that are right with its binomial standard error
+(and how many there were), the identical pair's mean share of draws in one order and how often
 it was called with 0.95 either way; then the settled league against a balanced
 league of the same number of matches. ``referee/stats/calibration.py`` defines
 the fields.
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import math
 import os
 import sys
 import time
@@ -38,33 +41,56 @@ SETTLE = (
 )
 
 
+def binomial_se(share: float, count: int) -> float:
+    """The binomial standard error of a share of ``count`` (0 when there is none)."""
+    return math.sqrt(share * (1.0 - share) / count) if count else 0.0
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--leagues", type=int, default=2000)
     ap.add_argument("--settle-leagues", type=int, default=1000)
     ap.add_argument("--samples", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument(
+        "--field",
+        action="append",
+        choices=[f[0] for f in FIELDS],
+        help="only this field (repeatable; default all); --settle-leagues 0 skips settling",
+    )
     args = ap.parse_args()
     start = time.monotonic()
     print("| field | bots | gap | leagues | 95% range holds true rank | mean width |", end="")
-    print("".join(f" right at >= {p} (n) |" for p in LEVELS), end="")
+    print(" orders called >= 0.95 |", end="")
+    print("".join(f" right at >= {p} ± se (n) |" for p in LEVELS), end="")
     print(" identical pair: mean P | called >= 0.95 |")
-    print("|---|---:|---:|---:|---:|---:|" + "---:|" * len(LEVELS) + "---:|---:|")
+    print("|---|---:|---:|---:|---:|---:|---:|" + "---:|" * len(LEVELS) + "---:|---:|")
     for k, (name, n, gap) in enumerate(FIELDS):
+        if args.field and name not in args.field:
+            continue
+        start_field = time.monotonic()
         cal = calibrate(n, gap, 2, args.leagues, args.seed + 100 * k, samples=args.samples)
-        cells = "".join(f" {r:.3f} ({c}) |" for c, r in cal.right_at.values())
+        cells = "".join(
+            f" {r:.3f} ± {binomial_se(r, c):.3f} ({c}) |" for c, r in cal.right_at.values()
+        )
         print(
             f"| {name} | {n} | {gap} | {cal.leagues} | {cal.coverage:.4f} |"
-            f" {cal.mean_width:.2f} |{cells} {cal.copies_mean:.3f} | {cal.copies_sure:.3f} |",
+            f" {cal.mean_width:.2f} | {cal.called_95:.3f} |{cells}"
+            f" {cal.copies_mean:.3f} | {cal.copies_sure:.3f} |",
             flush=True,
         )
+        print(f"{name}: {time.monotonic() - start_field:.0f} s", file=sys.stderr)
     print()
+    if args.settle_leagues <= 0:
+        settle_run: tuple[tuple[str, tuple[float, ...] | float, int], ...] = ()
+    else:
+        settle_run = SETTLE
     print(
         "| field (8 bots, 2 legs) | extra matches | leagues | adjacent orders right:"
         " settled | balanced | whole order right: settled | balanced |"
     )
     print("|---|---:|---:|---:|---:|---:|---:|")
-    for k, (name, gap, budget) in enumerate(SETTLE):
+    for k, (name, gap, budget) in enumerate(settle_run):
         s, b, s_all, b_all = settle_versus_balanced(
             8, gap, 2, budget, args.settle_leagues, args.seed + 1000 + k, samples=400
         )

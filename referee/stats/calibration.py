@@ -36,11 +36,13 @@ def make_field(
     rng: np.random.Generator,
     cycle: float = 0.3,
     copies: bool = True,
+    noisy: float = 3.0,
 ) -> Field:
     """Bots whose strengths are ``gap`` apart (a tuple: the gaps in turn, from the
     top, repeated), a non-transitive part of size
     ``cycle`` (rock-paper-scissors-like pair effects that average out per bot),
-    unequal noise (one bot in three three times as noisy), and, with ``copies``,
+    unequal noise (one bot in three ``noisy`` times the variance of the others,
+    a factor that multiplies: two noisy bots, ``noisy`` squared), and, with ``copies``,
     bot 1 a copy of bot 2 (same scores against everyone, level with each other)."""
     gaps = np.resize(np.asarray(gap, dtype=float), n - 1)
     strength = np.concatenate([[0.0], -np.cumsum(gaps)])
@@ -49,8 +51,8 @@ def make_field(
     pair -= pair.mean(axis=1, keepdims=True) - pair.mean()  # no bot's mean changes much
     np.fill_diagonal(pair, 0.0)
     mu = strength[:, None] - strength[None, :] + pair
-    noisy = np.where(np.arange(n) % 3 == 0, 3.0, 1.0)
-    sd = np.sqrt(noisy[:, None] * noisy[None, :])
+    factor = np.where(np.arange(n) % 3 == 0, noisy, 1.0)
+    sd = np.sqrt(factor[:, None] * factor[None, :])
     if copies and n >= 3:
         mu[1, :] = mu[2, :]
         mu[:, 1] = mu[:, 2]
@@ -122,10 +124,17 @@ class Calibration(NamedTuple):
     copies_mean: float  # mean share of draws with copy 1 above copy 2 (should be near 0.5)
     copies_sure: float  # share of leagues calling the copies' order with >= 0.95 either way
     all_right: float  # share of leagues whose whole order (copies aside) is right
+    called_95: float  # share of adjacent orders (copies aside) given order_prob >= 0.95
 
 
 def calibrate(
-    n: int, gap: float | tuple[float, ...], legs: int, leagues: int, seed: int, samples: int = 1000
+    n: int,
+    gap: float | tuple[float, ...],
+    legs: int,
+    leagues: int,
+    seed: int,
+    samples: int = 1000,
+    noisy: float = 3.0,
 ) -> Calibration:
     """Play ``leagues`` simulated round robins of ``legs`` legs on fresh fields
     and check the ranges and order probabilities against the truth."""
@@ -135,8 +144,9 @@ def calibrate(
     copies: list[float] = []
     sure = 0
     whole = 0
+    orders = called = 0
     for t in range(leagues):
-        field = make_field(n, gap, rng)
+        field = make_field(n, gap, rng, noisy=noisy)
         truth = true_strength(field)
         res = rank_league(n, *play(field, round_robin(n, legs), rng), samples, seed + t)
         c = field.copies
@@ -158,6 +168,8 @@ def calibrate(
                 continue  # no right order
             right = bool(truth[u] > truth[v])
             right_all &= right
+            orders += 1
+            called += int(prob >= 0.95)
             for p in LEVELS:
                 if prob >= p:
                     hits[p][0] += 1
@@ -171,6 +183,7 @@ def calibrate(
         float(np.mean(copies)) if copies else float("nan"),
         sure / len(copies) if copies else float("nan"),
         whole / leagues,
+        called / orders if orders else float("nan"),
     )
 
 

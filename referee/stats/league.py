@@ -12,15 +12,20 @@ with extra matches for some pairs it is still the same quantity, measured more
 precisely, so extra matches cannot reward the pairs that got them.
 
 Uncertainty: the observed mean of pair p over n_p matches is normal around the
-true mean with covariance C_p / n_p (the central limit theorem over a match's
-rounds and over matches). C_p blends the pair's own 2x2 scatter (n_p - 1 degrees
-of freedom) with a prior worth ``PRIOR_DF`` degrees of freedom: the scatter pooled
-over all pairs, scaled by a fit in which each bot adds its own variance to its
-matches (``_bot_noise``), so a pair met only twice borrows from the rest. Each
-draw multiplies each pair's covariance by nu / chi2(nu), nu its degrees of
-freedom, which gives the pair mean its Student t tails. When no pair has met
-twice (one leg, or early in the pool) the scatter comes from the residuals of an
-additive fit (score = bot's own effect + opponent's effect), which also counts any
+true mean with covariance sigma_p^2 R / n_p (the central limit theorem over a
+match's rounds and over matches): R is the 2x2 shape of a match's two scores,
+pooled over all pairs, and sigma_p^2 the pair's own noise level. Each pair has
+met only a few times, so its level is estimated by partial pooling in a
+hierarchical model (``_noise_draws``): every bot has a noise factor v_i and a
+pair's level is v_lo * v_hi times a pair-specific inverse-gamma factor with nu
+degrees of freedom (a random bot makes all its pairs noisy; two deterministic
+bots repeat themselves), and the v's and nu are unknown too. A Gibbs sampler
+draws all of them from their joint posterior, so each draw carries the
+uncertainty of the bots' noise estimates (shared by all of a bot's pairs, which
+a per-pair t factor does not capture) and of how well the per-bot pattern fits
+(nu small: each pair leans on its own scatter). When no pair has met twice (one
+leg, or early in the pool) the scatter comes from the residuals of an additive
+fit (score = bot's own effect + opponent's effect), which also counts any
 non-additive pair effect as noise: wider, never narrower.
 
 Each draw is a full set of pair means from that posterior with the schedule held
@@ -33,13 +38,21 @@ check both against simulated leagues of known strengths (docs/statistics.md).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-PRIOR_DF = 6.0  # pseudo degrees of freedom of the pooled scatter in each pair's covariance
+# The noise model's Gibbs sampler: chains run side by side, each kept for
+# NOISE_KEEP sweeps after NOISE_BURN, so a fit of S draws runs S / NOISE_KEEP chains.
+NOISE_BURN = 60
+NOISE_KEEP = 20
+# nu, the degrees of freedom of a pair's level around its bots' pattern: a grid,
+# log-uniform prior (1: each pair on its own; 100: the pattern alone).
+NU_GRID = np.geomspace(1.0, 100.0, 60)
+_NU_LOG_NORM = np.array([h * math.log(h) - math.lgamma(h) for h in NU_GRID / 2.0])
 TAU_GRID = 400  # points of the grid on which the prior spread's posterior is evaluated
 RANK_DRAWS = 4000  # draws for the published ranges; a share is then good to about 0.005
 
@@ -117,10 +130,8 @@ def fit_league(
     np.add.at(scatter, pair_of, dev[:, :, None] * dev[:, None, :])
     df = float((count - 1).sum())
     basis = "repeated meetings"
-    size = np.ones(m)  # each pair's share of the pooled scatter
     if df > 0:
         pooled = scatter.sum(axis=0) / df
-        size = _bot_noise(n, p_lo, p_hi, scatter, count - 1)
     else:
         pooled, df = _additive_scatter(n, p_lo, p_hi, mean)
         basis = "additive fit" if df > 0 else "none"
@@ -139,48 +150,83 @@ def fit_league(
         return out
 
     point = strengths(mean)
-    own_df = (count - 1)[:, None, None]
-    prior = PRIOR_DF * pooled * size[:, None, None]
-    match_cov = (prior + scatter) / (PRIOR_DF + own_df)
     pairs = np.stack([p_lo, p_hi], axis=1)
-    if basis == "none" or samples <= 0:
+    level = float(np.trace(pooled)) / 2.0
+    shape = pooled / level if level > 0 else np.eye(2)
+    if basis == "none" or samples <= 0 or level <= 0:
         still = np.repeat(point[None, :], max(samples, 0), axis=0)
+        match_cov = np.repeat(pooled[None], m, axis=0)
         return LeagueModel(point, still, 0.0, basis, pairs, count, match_cov)
-    root = _psd_sqrt(match_cov / count[:, None, None])
     rng = np.random.default_rng(seed)
-    # Each pair's covariance is known to PRIOR_DF + its own df (df for the additive
-    # fit's pooled scatter): a scaled inverse chi-square factor per pair and draw
-    # gives the pair mean its Student t tails.
-    nu = np.full(m, df) if basis == "additive fit" else PRIOR_DF + count - 1
-    scale = np.sqrt(nu / rng.chisquare(nu, size=(samples, m)))
-    z = rng.standard_normal((samples, m, 2))
-    drawn = mean + scale[:, :, None] * np.einsum("pij,bpj->bpi", root, z)
+    if basis == "additive fit":
+        # One pooled level known to df degrees of freedom: a scaled inverse
+        # chi-square factor per draw gives the pair means their Student t tails.
+        sigma2 = np.repeat(level * df / rng.chisquare(df, size=(samples, 1)), m, axis=1)
+    else:
+        # Each pair's scatter in units of the shape R: two independent scalars per
+        # match, or one in a game whose two scores always sum to the same total.
+        dims = int(np.sum(np.linalg.eigvalsh(shape) > 1e-9 * 2.0))
+        spread = np.einsum("ij,pji->p", np.linalg.pinv(shape, rcond=1e-9), scatter)
+        sigma2 = _noise_draws(n, p_lo, p_hi, dims * (count - 1), spread, level, samples, rng)
+    match_cov = sigma2.mean(axis=0)[:, None, None] * shape
+    z = rng.standard_normal((samples, m, 2)) @ _psd_sqrt(shape).T
+    drawn = mean + np.sqrt(sigma2 / count)[:, :, None] * z
     draws = _shrink(point, strengths(drawn), rng)
     return LeagueModel(point, draws, df, basis, pairs, count, match_cov)
 
 
-def _bot_noise(
-    n: int, lo: np.ndarray, hi: np.ndarray, scatter: np.ndarray, df: np.ndarray
+def _noise_draws(
+    n: int,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    scalars: np.ndarray,
+    spread: np.ndarray,
+    level: float,
+    samples: int,
+    rng: np.random.Generator,
 ) -> np.ndarray:
-    """How noisy each pair is likely to be relative to the pool, from a model in
-    which every bot adds its own variance to its matches (a random bot makes all
-    its pairs noisy; two deterministic bots repeat themselves): the per-pair
-    variance is w_lo + w_hi, fitted by weighted least squares to the pairs' own
-    scatter, w >= 0. Returns (w_lo + w_hi) over its df-weighted mean (1: average)."""
-    used = df > 0
-    per_df = (scatter[:, 0, 0] + scatter[:, 1, 1]) / 2.0 / np.maximum(df, 1)
-    x = np.zeros((int(used.sum()), n))
-    rows = np.arange(len(x))
-    x[rows, lo[used]] += 1.0
-    x[rows, hi[used]] += 1.0
-    weight = np.sqrt(df[used])
-    w, *_ = np.linalg.lstsq(x * weight[:, None], per_df[used] * weight, rcond=None)
-    w = np.clip(w, 0.0, None)
-    pair = w[lo] + w[hi]
-    average = float(np.sum(df * pair) / np.sum(df))
-    if average <= 0:
-        return np.ones(len(lo))
-    out: np.ndarray = pair / average
+    """``samples`` draws of each pair's noise level sigma^2 (shape (samples, m))
+    from the posterior of a hierarchical model, by Gibbs sampling.
+
+    Pair p's scatter ``spread`` (in units of the pooled shape) is sigma_p^2 times a
+    chi-square with ``scalars[p]`` degrees of freedom (its independent deviations);
+    sigma_p^2 is inverse-gamma with shape nu / 2 and scale nu * v_lo * v_hi / 2 (its
+    typical size the product of its bots' noise factors, nu how closely it keeps to
+    that); the factors v have the scale-free prior 1 / v and nu the log-uniform
+    prior on ``NU_GRID``. All three full conditionals are standard (inverse gamma,
+    gamma, a grid), and a draw's sigma^2 carries the uncertainty of the v's and of
+    nu with it."""
+    m = len(lo)
+    chains = max(1, -(-samples // NOISE_KEEP))
+    v = np.full((chains, n), math.sqrt(level))
+    nu = np.full((chains, 1), 6.0)
+    degree = (np.bincount(lo, minlength=n) + np.bincount(hi, minlength=n)).astype(float)
+    mine = [np.flatnonzero((lo == i) | (hi == i)) for i in range(n)]
+    other = [np.where(lo[k] == i, hi[k], lo[k]) for i, k in enumerate(mine)]
+    half_nu = nu / 2.0
+    kept: list[np.ndarray] = []
+    for sweep in range(NOISE_BURN + NOISE_KEEP):
+        pattern = v[:, lo] * v[:, hi]
+        sigma2 = (
+            (nu * pattern + spread)
+            / 2.0
+            / rng.gamma(half_nu + scalars / 2.0, 1.0, size=pattern.shape)
+        )
+        for i in range(n):  # each factor given the others (they share pairs)
+            if degree[i] == 0:
+                continue
+            rate = half_nu * (v[:, other[i]] / sigma2[:, mine[i]]).sum(axis=1, keepdims=True)
+            v[:, i] = (rng.gamma(degree[i] * half_nu, 1.0) / rate)[:, 0]
+        ratio = v[:, lo] * v[:, hi] / sigma2
+        fit = (np.log(ratio) - ratio).sum(axis=1, keepdims=True)
+        loglik = m * _NU_LOG_NORM[None, :] + NU_GRID[None, :] / 2.0 * fit
+        weight = np.exp(loglik - loglik.max(axis=1, keepdims=True)).cumsum(axis=1)
+        pick = (weight < rng.random((chains, 1)) * weight[:, -1:]).sum(axis=1)
+        nu = NU_GRID[np.minimum(pick, len(NU_GRID) - 1)][:, None]
+        half_nu = nu / 2.0
+        if sweep >= NOISE_BURN:
+            kept.append(sigma2)
+    out: np.ndarray = np.concatenate(kept, axis=0)[:samples]
     return out
 
 
