@@ -18,6 +18,13 @@ Prints markdown tables (used for docs/bots.md):
   asked what it would play after each move the champion could have shown, and
   the whole-match reply table says what credit each such fake could have earned
   (the most any forecaster of their reply could get);
+* historic (not run by default): the classic table's field enlarged by the
+  historic bots (sample_bots/python/historic.py), mean ± standard error, losses
+  (a mean more than 2 SE below 0) named; --tune plays the tuning set on seeds
+  101.. instead of the reported set on seeds 1..;
+* noloss (not run by default): against the opponents where the champion's
+  result is near zero, the points of the rounds it played its meta layer's pick
+  (the random rounds score 0 in expectation), over --noloss-seeds matches;
 * timing: the champion's per-move CPU time over a 20,000-round match in-process
   (median, p99), and its whole CPU time in a real 20,000-round match.
 
@@ -71,6 +78,17 @@ def interval(xs: list[float]) -> tuple[float, float]:
     if len(xs) < 2:
         return mean, math.inf
     return mean, t95(len(xs) - 1) * statistics.stdev(xs) / math.sqrt(len(xs))
+
+
+def mean_se(xs: list[float]) -> tuple[float, float]:
+    """Mean and its standard error."""
+    mean = statistics.fmean(xs)
+    return mean, (statistics.stdev(xs) / math.sqrt(len(xs)) if len(xs) > 1 else math.inf)
+
+
+# A mean result is a loss only if it is significantly negative: more than
+# LOSS_SE standard errors below zero (one-sided, about 2.3% by chance alone).
+LOSS_SE = 2.0
 
 
 def _load() -> str:
@@ -202,6 +220,7 @@ def field_table(
     jobs: int,
     extra: list[str] | None = None,
     first_seed: int = 1,
+    with_se: bool = False,
 ) -> None:
     """The subjects against every sample bot of ``game`` (and the ``extra`` bots)."""
     opponents = catalog(game) + list(extra or [])
@@ -221,7 +240,12 @@ def field_table(
     print(
         f"\n{name}, {rounds:,} rounds a match, seeds {first_seed}..{first_seed + seeds - 1} "
         "(seats alternate): "
-        "mean net points per match, 95% interval"
+        + (
+            "mean net points per match ± its standard error (SE); a loss is a mean "
+            f"more than {LOSS_SE:g} SE below 0"
+            if with_se
+            else "mean net points per match, 95% interval"
+        )
         + (", and mean Final" if game == "chaos" else "")
         + ":\n"
     )
@@ -232,6 +256,8 @@ def field_table(
     print("|---|" + "---:|" * (len(SUBJECTS) * (2 if game == "chaos" else 1)))
     means: dict[str, list[float]] = {s: [] for s in SUBJECTS}
     worst: dict[str, tuple[float, str]] = {}
+    losses: dict[str, list[str]] = {s: [] for s in SUBJECTS}
+    lowest_z: dict[str, tuple[float, str]] = {}
     for o in opponents:
         cells = []
         for s in SUBJECTS:
@@ -245,6 +271,15 @@ def field_table(
             if s not in worst or mean < worst[s][0]:
                 worst[s] = (mean, o)
             cell = f"{mean:+.0f} ± {half:.0f}"
+            if with_se:
+                se = mean_se(pts)[1]
+                z = mean / se if se > 0 else math.copysign(math.inf, mean)
+                if s not in lowest_z or z < lowest_z[s][0]:
+                    lowest_z[s] = (z, o)
+                cell = f"{mean:+.0f} ± {se:.0f}"
+                if mean < -LOSS_SE * se:
+                    losses[s].append(o)
+                    cell += " (loss)"
             if game == "chaos":
                 cell += f" | {statistics.fmean(r['final'] for r in res[(s, o)]):+.3f}"
             cells.append(cell)
@@ -257,6 +292,13 @@ def field_table(
     print(f"- ratio {SUBJECTS[0]} / {SUBJECTS[1]}: {a / b:.3f}")
     for s in SUBJECTS:
         print(f"- {s}'s worst opponent: {worst[s][1]} ({worst[s][0]:+.0f})")
+    if with_se:
+        for s in SUBJECTS:
+            z, o = lowest_z[s]
+            print(
+                f"- {s}'s losses (mean < -{LOSS_SE:g} SE): {', '.join(losses[s]) or 'none'}; "
+                f"its lowest mean / SE: {o} ({z:+.1f})"
+            )
     conditions(len(jobs_list), jobs, load_before, started)
 
 
@@ -422,6 +464,66 @@ def react_table(rounds: int, seeds: int, jobs: int) -> None:
     conditions(len(jobs_list), jobs, load_before, started)
 
 
+def pick_split(opp: str, seed: int) -> tuple[int, int, int]:
+    """The champion against ``opp`` in classic RoShamBo (1000 throws, in-process):
+    (points, points in the rounds it played its meta layer's pick, those rounds)."""
+    subject, other = python_class("champion"), python_class(opp)
+    if subject is None or other is None:
+        raise SystemExit(f"strength: {opp} is not a Python bot (noloss plays in-process)")
+    import chaosbot  # importable once python_class has put the bots on the path
+
+    played: list[bool] = []
+
+    class Logged(subject):  # type: ignore[misc, valid-type]
+        def choose(self) -> int:
+            move = int(super().choose())
+            played.append(bool(self.pick_played))
+            return move
+
+    seat = (seed - 1) % 2
+    pair = (Logged, other) if seat == 0 else (other, Logged)
+    r = chaosbot.play(*pair, game="roshambo", rounds=1000, seeds=(2 * seed, 2 * seed + 1))
+    pts = [chaosbot.outcome(*(real if seat == 0 else real[::-1])) for real in r["real"]]
+    picked = [p for p, was in zip(pts, played, strict=True) if was]
+    return r["points"][seat], sum(picked), len(picked)
+
+
+def _split_job(job: tuple) -> tuple[int, int, int]:
+    return pick_split(*job)
+
+
+def noloss_table(opponents: list[str], seeds: int, first_seed: int, jobs: int) -> None:
+    """Where the champion's result is near zero: how much of it its picks made.
+
+    A round in which the champion plays its random move scores 0 in expectation
+    against any opponent (the move depends on nothing the opponent has seen), so
+    the expected result of a match is the expected points of the rounds it plays
+    its meta layer's pick; those are measured with a much smaller error than the
+    whole match's points, most of whose variance is the random rounds'."""
+    jobs_list = [(o, first_seed + k) for o in opponents for k in range(seeds)]
+    started, load_before = datetime.datetime.now(datetime.UTC), _load()
+    with ProcessPoolExecutor(jobs) as pool:
+        rows = list(pool.map(_split_job, jobs_list))
+    print(
+        f"\nThe champion where its result is near zero: RoShamBo, 1,000 rounds, seeds "
+        f"{first_seed}..{first_seed + seeds - 1} (seats alternate), in-process. Points = "
+        "mean net points per match ± SE; pick rounds = the share of rounds it played its "
+        "meta layer's pick (the others: its random move, 0 expected) and the mean points "
+        f"per match those rounds scored ± SE; a loss is a mean more than {LOSS_SE:g} SE "
+        "below 0:\n"
+    )
+    print("| opponent | points | pick rounds | points in pick rounds |")
+    print("|---|---:|---:|---:|")
+    for o in opponents:
+        rs = [r for (oo, _), r in zip(jobs_list, rows, strict=True) if oo == o]
+        m, se = mean_se([float(r[0]) for r in rs])
+        pm, pse = mean_se([float(r[1]) for r in rs])
+        share = sum(r[2] for r in rs) / (1000 * len(rs))
+        flag = " (loss)" if pm < -LOSS_SE * pse else ""
+        print(f"| {o} | {m:+.1f} ± {se:.1f} | {share:.0%} | {pm:+.1f} ± {pse:.1f}{flag} |")
+    conditions(len(jobs_list), jobs, load_before, started)
+
+
 def timing(rounds: int) -> None:
     started, load_before = datetime.datetime.now(datetime.UTC), _load()
     bot = ROOT / "sample_bots" / "python" / "champion.py"
@@ -451,6 +553,12 @@ def main() -> int:
     p.add_argument("--chaos-rounds", type=int, default=10_000)
     p.add_argument("--timing-rounds", type=int, default=20_000)
     p.add_argument("--react-seeds", type=int, default=2)
+    p.add_argument("--noloss-seeds", type=int, default=100)
+    p.add_argument(
+        "--noloss-opponents",
+        nargs="+",
+        default=["random", "h-pi", "h-histtheirs", "h-ensemble", "h-ensemble-slow"],
+    )
     p.add_argument("-j", type=int, default=2)
     p.add_argument("--cli", action="store_true", help="every match through referee match")
     p.add_argument(
@@ -472,6 +580,14 @@ def main() -> int:
             args.j,
             extra=list(historic_bots(which)),
             first_seed=101 if args.tune else 1,
+            with_se=True,
+        )
+    if "noloss" in args.part:
+        noloss_table(
+            args.noloss_opponents,
+            args.noloss_seeds,
+            101 if args.tune else 1,
+            args.j,
         )
     if "chaos" in args.part:
         field_table("chaos", args.chaos_rounds, args.chaos_seeds, args.j)

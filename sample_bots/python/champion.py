@@ -17,6 +17,9 @@ Predictors, each giving one move a round:
     occurrence: noisy and mixed opponents are read much better;
   * mirrored context models (the same contexts predicting *our* next move, as an
     opponent with such a model would);
+  * in classic RoShamBo, three plain predictors: their last move, our last move
+    and their least played move (a switch-a-lot or flat player's next is read
+    from these at once, where counts take hundreds of rounds to settle);
   * a random move, the hedge.
 Every prediction is played in every rotation (Iocaine's P.0, P.1, P.2 and the
 mirrored P'.0..2; with five moves all five offsets), and every variant is scored
@@ -207,6 +210,10 @@ class Champion(chaosbot.Bot):
         # length_picks[k]: with a match of k rounds, found[] indices of each length's.
         self.length_picks = [[min(ln, k) - 1 for ln in self.lengths] for k in range(MAX_MATCH + 1)]
         offsets = [m_offs if mine else p_offs for (_, _, mine) in self.match_slots]
+        # Plain predictors (see PLAIN_SLOTS): P offsets on their moves, P' on ours.
+        self.classic = self.game != "chaos"
+        self.plain = [k for k in PLAIN_SLOTS if k in PLAIN_PREDICTORS] if self.classic else []
+        offsets += [m_offs if k == "ours" else p_offs for k in self.plain]
 
         # Context tables.
         self.tables = TABLES + (RAW_TABLES if self.shadows else [])
@@ -315,6 +322,7 @@ class Champion(chaosbot.Bot):
         self.pressure_until = -1
         self.fall_ring = [0] * FALLBACK_WINDOW
         self.fall_sum = 0
+        self.pick_played = False  # see choose
         # The meta layer's own pick, played or not, and what it would have scored
         # (see PROOF_Z): whole match and decayed, and the matching variances.
         self.guarded = True
@@ -341,6 +349,7 @@ class Champion(chaosbot.Bot):
         self.ceiling = np.zeros(n)
         self.ceiling_list = [0.0] * n
         self.reply_tab = self.tables.index(("opp", 2, REPLY_DECAY))
+        self.least_tab = self.tables.index(("opp", 0, 1.0))
         # Endgame deception: forecasters of their reply to each move we could show.
         self.endgame_from = max(2, self.rounds - min(ENDGAME, self.rounds // 10))
         self.watch_from = max(2, self.endgame_from - WATCH)
@@ -648,6 +657,13 @@ class Champion(chaosbot.Bot):
                 pred += [last] * len(picks[1])
             else:
                 pred += [x if x >= 0 else last for x in map(seq.__getitem__, at)]
+        for kind in self.plain:
+            if kind == "theirs":
+                pred.append(last_o)
+            elif kind == "ours":
+                pred.append(last_m)
+            else:  # their least played move over the match (a flat player's next)
+                pred.append(int(self.counts[self.least_tab, 0, : self.n].argmin()))
         rows = self.count_rows.take(self.ctx_prev, axis=0)
         both = rows.dot(self.reply_or_likely).reshape(2 * self.ntab, self.n)
         return np.concatenate((pred, both.take(self.half_pick, axis=0).argmax(axis=1)))
@@ -669,10 +685,15 @@ class Champion(chaosbot.Bot):
                 picks.append((pred_list[var_slot[var]] + var_offset[var]) % n)
         self.pick_pay = self.rot_pay.take(picks, axis=0)
         best = self.meta_pick = int(self.meta.argmax())
+        # Whether this move is the meta layer's pick; otherwise it is the random
+        # move, whose expected points are 0 against any opponent (it depends on
+        # nothing the opponent has seen). tools/strength.py --part noloss uses it.
+        self.pick_played = False
         if self.fall_sum < FALLBACK_AT:
             return rand
         if self.guarded and not self._proven():
             return rand
+        self.pick_played = True
         h, r = divmod(best, n)
         return (picks[h] + r) % n
 
@@ -800,6 +821,12 @@ class Champion(chaosbot.Bot):
 
 
 FREQUENCY_FORECASTER = len(LEARNER_DECAYS)  # index of the whole-match learner in _forecast_by
+
+# Plain predictors, one slot each after the history matches, classic RoShamBo only
+# (tuned on the historic field's tuning set; Chaos League plays as before): their
+# last visible move, our last move, their least played move over the match.
+PLAIN_SLOTS = ("theirs", "ours", "least")
+PLAIN_PREDICTORS = PLAIN_SLOTS  # the ones in use (a tuning knob)
 
 # History-matching slots: (history, predicts our move?). Joint: both; theirs: their
 # next (an opponent that plays a fixed sequence, whatever we do).
