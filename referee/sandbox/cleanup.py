@@ -22,6 +22,7 @@ import re
 import stat
 import tempfile
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
@@ -243,24 +244,22 @@ def _may_be_its_sandbox(uid: int) -> bool:
     return uid == os.geteuid() or (os.geteuid() == 0 and uid in _bot_uids())
 
 
-def _users_of(directory: str) -> list[int]:
-    """The processes that run a dead referee's sandbox for the scratch ``directory``:
-    those that name it as a whole argument (bwrap's ``--chdir``, ``--tmpfs``) or run
-    in it (a bot's working directory), of a uid a referee of this user runs its
-    launches and bots as. The directory's name is random and its lock was taken:
-    nothing else has a reason to name it."""
+def _processes_naming(directory: str, owned_by: Callable[[int], bool]) -> Iterator[int]:
+    """The processes, of a uid ``owned_by`` accepts, that name ``directory`` as a
+    whole argument (bwrap's ``--chdir``, ``--tmpfs``) or run in it or below (a bot's
+    working directory). The directory's name is random: nothing else has a reason
+    to name it. Processes that vanish while read are passed over."""
     me = os.getpid()
     needle = directory.encode()
-    found: list[int] = []
     try:
         entries = os.listdir("/proc")
     except OSError:
-        return found
+        return
     for entry in entries:
         if not entry.isdigit() or int(entry) == me:
             continue
         try:
-            if not _may_be_its_sandbox(os.stat(f"/proc/{entry}").st_uid):
+            if not owned_by(os.stat(f"/proc/{entry}").st_uid):
                 continue
             with open(f"/proc/{entry}/cmdline", "rb") as f:
                 named = needle in f.read().split(b"\0")
@@ -270,8 +269,13 @@ def _users_of(directory: str) -> list[int]:
         except OSError:
             continue
         if named:
-            found.append(int(entry))
-    return found
+            yield int(entry)
+
+
+def _users_of(directory: str) -> list[int]:
+    """The processes that run a dead referee's sandbox for the scratch ``directory``:
+    of a uid a referee of this user runs its launches and bots as."""
+    return list(_processes_naming(directory, _may_be_its_sandbox))
 
 
 def _kill_users(directory: str) -> int:
@@ -303,24 +307,9 @@ LOCKLESS_STALE_S = 600.0
 def _used_by_anyone(directory: str) -> bool:
     """Whether any process runs in ``directory`` (or below) or names it as a whole
     argument, whoever it runs as."""
-    needle = directory.encode()
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
+    if not os.path.isdir("/proc"):
         return True  # cannot tell: in use, for all we know
-    for entry in entries:
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/cmdline", "rb") as f:
-                if needle in f.read().split(b"\0"):
-                    return True
-            cwd = os.readlink(f"/proc/{entry}/cwd")
-        except OSError:
-            continue
-        if cwd == directory or cwd.startswith(directory + "/"):
-            return True
-    return False
+    return any(_processes_naming(directory, lambda uid: True))
 
 
 def _sweep_lockless(base: str, name: str) -> bool:
