@@ -5,14 +5,17 @@ referee's scratch directories through the real CLI."""
 from __future__ import annotations
 
 import ctypes
+import fcntl
 import json
 import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
+import pytest
 from conftest import ROOT, skip_or_fail
 
 from referee import sandbox
@@ -167,6 +170,39 @@ def test_a_scratch_directory_is_swept_only_once_its_owner_is_dead(tmp_path: Path
     mine = Scratch(1, str(tmp_path))
     assert sweep_stale_scratch(str(tmp_path)) == []  # held by this very process
     assert mine.remove() and sorted(os.listdir(tmp_path)) == ["referee-seat0-abcdefgh"]
+
+
+def test_a_sweep_that_locks_a_new_lock_file_first_costs_only_a_new_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another referee's start-up sweep can open and lock a lock file in the instant
+    between its making and its owner's flock (it looks like a dead referee's). The
+    owner must then make another, not fail the match ("cannot make a scratch
+    directory": seen under load in the zoo)."""
+    from referee.sandbox import cleanup
+
+    made: list[str] = []
+    held: list[int] = []
+    real_mkstemp = tempfile.mkstemp
+
+    def mkstemp_then_sweep(*args: object, **kwargs: object) -> tuple[int, str]:
+        fd, name = real_mkstemp(*args, **kwargs)  # type: ignore[call-overload]
+        made.append(name)
+        if len(made) == 1:  # a sweep takes the first one and removes it at once
+            assert sweep_stale_scratch(str(tmp_path)) == [name[: -len(cleanup.LOCK_SUFFIX)]]
+        elif len(made) == 2:  # a sweep holds the second one's lock, at work on it
+            sweeper = os.open(name, os.O_RDWR)
+            fcntl.flock(sweeper, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            held.append(sweeper)
+        return fd, name
+
+    monkeypatch.setattr(cleanup.tempfile, "mkstemp", mkstemp_then_sweep)
+    scratch = Scratch(0, str(tmp_path))
+    os.close(held[0])
+    assert len(made) == 3 and not os.path.exists(made[0])
+    assert scratch.path.is_dir() and str(scratch.lock) == made[2]
+    assert sweep_stale_scratch(str(tmp_path)) == [made[1][: -len(cleanup.LOCK_SUFFIX)]]
+    assert scratch.remove() and os.listdir(tmp_path) == []
 
 
 HANG_BOT = 'import sys\nsys.stdin.readline()\nprint(\'{"name": "h"}\', flush=True)\n'

@@ -195,6 +195,8 @@ SCRATCH_PREFIX = "referee-seat"
 # only once D is gone, so a directory whose lock can be taken has no live owner.
 LOCK_SUFFIX = ".lock"
 _SCRATCH_NAME = re.compile(re.escape(SCRATCH_PREFIX) + r"\d+-[A-Za-z0-9_]+\Z")
+# A sweep can win the race for a lock file just made; each loss costs one new name.
+_LOCK_ATTEMPTS = 20
 
 
 class Scratch:
@@ -203,9 +205,31 @@ class Scratch:
 
     def __init__(self, seat: int, base: str | None = None) -> None:
         base = base or tempfile.gettempdir()
-        fd, lock = tempfile.mkstemp(prefix=f"{SCRATCH_PREFIX}{seat}-", suffix=LOCK_SUFFIX, dir=base)
+        for attempt in range(_LOCK_ATTEMPTS):
+            fd, lock = tempfile.mkstemp(
+                prefix=f"{SCRATCH_PREFIX}{seat}-", suffix=LOCK_SUFFIX, dir=base
+            )
+            # Another referee's start-up sweep can find the new lock file before we
+            # lock it and take it for a dead referee's: it then holds the lock, or has
+            # already removed the file. Either way, leave it to that sweep and make
+            # another.
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                mine = os.fstat(fd)
+                named = os.stat(lock, follow_symlinks=False)
+                if (named.st_dev, named.st_ino) == (mine.st_dev, mine.st_ino):
+                    break
+                os.close(fd)
+            except (BlockingIOError, FileNotFoundError):
+                os.close(fd)
+            except BaseException:
+                os.close(fd)
+                with contextlib.suppress(OSError):
+                    os.unlink(lock)
+                raise
+            if attempt == _LOCK_ATTEMPTS - 1:
+                raise BlockingIOError(errno.EAGAIN, "every new lock file was taken by a sweep")
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # our new file: never busy
             os.set_inheritable(fd, False)
             self.path = Path(lock[: -len(LOCK_SUFFIX)])
             self.path.mkdir(mode=0o700)
