@@ -219,7 +219,7 @@ class Match:
         # Orphans a bot leaves behind (setsid grandchildren) are re-parented to us,
         # so the teardown sweep can find and kill them.
         sbx.enable_subreaper()
-        _sweep_once()
+        _sweep_once(cfg.limits)
         try:
             self.layer = sbx.choose_layer(cfg.sandbox)
         except sbx.SandboxError as exc:
@@ -1239,16 +1239,17 @@ class Match:
         )
 
 
-_swept = False
+_swept: set[range] = set()
 
 
-def _sweep_once() -> None:
-    """Once per process: remove the scratch directories of referees that were
-    killed before they could (sandbox.sweep_stale_scratch)."""
-    global _swept
-    if not _swept:
-        _swept = True
-        sbx.sweep_stale_scratch()
+def _sweep_once(limits: sbx.Limits) -> None:
+    """Once per process and bot uid range: remove the scratch directories of
+    referees that were killed before they could (sandbox.sweep_stale_scratch),
+    with what still runs of their sandboxes as the configured range tells them."""
+    bot_uids = sbx.bot_uid_range(limits)
+    if bot_uids not in _swept:
+        _swept.add(bot_uids)
+        sbx.sweep_stale_scratch(limits=limits)
 
 
 def kernel_limit_fault(
