@@ -103,6 +103,9 @@ def test_the_header_says_what_is_sampled_where_no_cgroup_is_had() -> None:
     sampled = sandbox.enforcement(sandbox.NO_CGROUPS)
     assert set(sampled) >= {"memory", "processes", "cpu_share", "teardown", "peak_memory"}
     assert not any(v.startswith("kernel") for v in sampled.values()), sampled
+    assert sampled["processes"] == "sampled"  # (as root: no RLIMIT_NPROC at all)
+    shared = sandbox.enforcement(sandbox.NO_CGROUPS, shared_nproc=True)["processes"]
+    assert shared.startswith("sampled;") and "shared by both seats" in shared
     hybrid = CgroupHost(
         (
             Hierarchy("/v2", True, ("cpuacct", "kill")),
@@ -319,6 +322,10 @@ def _check_unprivileged(user: tuple[str, ...], bot: Path) -> None:
     )
     enforced = result["containment"]["enforcement"]
     assert not any(v.startswith("kernel") for v in enforced.values()), enforced
+    # The kernel's process cap is there, but one for the whole user: said so.
+    assert enforced["processes"] == (
+        "sampled; kernel cap RLIMIT_NPROC per user, shared by both seats"
+    ), enforced
     assert result["containment"]["bot_uids"] == [UNPRIVILEGED_UID, UNPRIVILEGED_UID]
     for seat in (0, 1):
         verdict = _seat(result, seat)
@@ -328,6 +335,62 @@ def _check_unprivileged(user: tuple[str, ...], bot: Path) -> None:
         assert not verdict.get("escaped_processes"), verdict
         assert any("--sleep" in e for e in verdict["extra"]["escaped_unattributed"]), verdict
         assert 0 < verdict["peak_rss_kib"] < 12 * 1024, verdict
+
+
+FORK_HOLD = ROOT / "tests" / "bots" / "fork_hold.py"
+FORK_EACH_ROUND = ROOT / "tests" / "zoo" / "fork_each_round.py"
+
+
+@pytest.mark.parametrize("layer", ["basic", "unshare"])
+def test_an_unprivileged_referee_charges_the_seat_that_took_the_shared_process_cap(
+    layer: str,
+) -> None:
+    # As an unprivileged user without a pids cgroup, both seats are one user under
+    # one RLIMIT_NPROC. Seat 1 (started after seat 0, so its cap is no lower) forks
+    # until refused, staying within its own limit of 256, and plays on; seat 0 forks
+    # a child every round and dies of the refused fork. Before, seat 0 was charged
+    # (crash, disqualified) and seat 1 won; now seat 1 is out for taking more than
+    # its share and seat 0 gets a sandbox_error that does not put it out. (Should
+    # the watchdog count seat 1 over 256 first, it is out before seat 0 forks.)
+    user = unprivileged_referee()
+    if user is None:
+        pytest.skip("cannot run the referee as an unprivileged uid here (not root, or no setpriv)")
+    shared = Path(tempfile.mkdtemp(prefix="nproc-test-"))
+    try:
+        shared.chmod(0o755)
+        for bot in (FORK_HOLD, FORK_EACH_ROUND, FORK_EACH_ROUND.parent / "zoolib.py"):
+            shutil.copy(bot, shared)
+        replays = shared / "replays"
+        replays.mkdir()
+        os.chown(replays, UNPRIVILEGED_UID, UNPRIVILEGED_UID)
+        replay = replays / "m.jsonl"
+        python = user[-1]
+        result, _, _ = _match(
+            f"{python} {shared / FORK_EACH_ROUND.name}",
+            f"{python} {shared / FORK_HOLD.name}",
+            *("--rounds", "10", "--sandbox", layer, "--cgroups", "off"),
+            # Forked Python processes count their shared pages in each resident set.
+            *("--memory-mib", "8000", "--json", "--replay", str(replay)),
+            user=user,
+        )
+        check = subprocess.run(
+            [sys.executable, "-m", "referee", "verify", str(replay)],
+            capture_output=True,
+            text=True,
+        )
+    finally:
+        shutil.rmtree(shared)
+    assert check.returncode == 0, check.stdout + check.stderr
+    victim, holder = _seat(result, 0), _seat(result, 1)
+    assert "fork_hold: " in holder["stderr_head"], holder
+    assert holder["status"] == "process_limit" and holder["disqualified"], holder
+    assert not victim.get("disqualified"), victim
+    assert victim.get("status", "ok") in ("ok", "sandbox_error"), victim
+    if victim.get("status") == "sandbox_error":
+        (fault,) = victim["faults"]
+        assert "seat 1 held" in fault["detail"], fault
+        assert "exit code 1" in fault["detail"], fault
+    assert result["winner"] == 0, result
 
 
 def test_a_dead_referees_cgroups_are_swept_with_what_is_left_in_them() -> None:

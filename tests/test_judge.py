@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from referee.faults import FaultKind
-from referee.judge import Judge, SeatClock
+from referee.judge import Judge, SeatClock, crowding_seat
 
 
 class FakeClock:
@@ -109,3 +109,16 @@ def test_skipping_quiet_replies_changes_nothing(tooks: list[float]) -> None:
         if took > skipping.quiet:
             skipping.took(took)
         assert (skipping.bank, skipping.max_move) == (always.bank, always.max_move)
+
+
+def test_a_seat_over_its_share_of_a_shared_process_cap_is_the_crowder() -> None:
+    # Two seats share 256: each one's share is 128.
+    assert crowding_seat(2, {1: 250}, 256) == 1
+    assert crowding_seat(2, {1: 128}, 256) is None  # at its share: not over it
+    assert crowding_seat(2, {1: 3}, 256) is None  # the death is the bot's own
+    # The dead seat was over its share itself: its own fork bomb.
+    assert crowding_seat(129, {1: 250}, 256) is None
+    # Three seats: shares of 85; the one holding the most of those over it.
+    assert crowding_seat(1, {0: 90, 2: 120}, 256) == 2
+    assert crowding_seat(1, {0: 120, 2: 120}, 256) == 0
+    assert crowding_seat(1, {}, 256) is None
