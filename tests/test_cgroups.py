@@ -337,6 +337,51 @@ def _check_unprivileged(user: tuple[str, ...], bot: Path) -> None:
         assert 0 < verdict["peak_rss_kib"] < 12 * 1024, verdict
 
 
+TMPFS_WRITER = """
+import json, sys
+sys.stdin.readline()
+print(json.dumps({"name": "tmpfs_writer"}), flush=True)
+for line in sys.stdin:
+    msg = json.loads(line)
+    if msg.get("type") != "turn":
+        break
+    if msg["round"] == 2:
+        for i in range(3):  # the scratch directory, a tmpfs; files under RLIMIT_FSIZE
+            with open(f"held{i}.bin", "wb") as f:
+                for _ in range(50):
+                    f.write(b"\\1" * (1 << 20))
+                    f.flush()
+    print(json.dumps({"round": msg["round"], "real_move": "rock"}), flush=True)
+"""
+
+
+@pytest.mark.parametrize("layer", ["bwrap", "unshare"])
+def test_tmpfs_pages_count_against_the_bots_memory_cgroup(layer: str, tmp_path: Path) -> None:
+    # 150 MiB written to the bot's scratch tmpfs (which may hold 256 MiB) are in no
+    # process's resident set, but the kernel charges them to the writer's memory
+    # cgroup: at a limit of 100 MiB, with no swap to put them in, it is killed.
+    cg = _cgroups_or_skip()
+    if any(line.split()[0] != "Filename" for line in Path("/proc/swaps").read_text().splitlines()):
+        pytest.skip("this host has swap: tmpfs pages over the limit go there, not to an OOM kill")
+    try:
+        sandbox.choose_layer(layer)
+    except sandbox.SandboxError as exc:
+        skip_or_fail(f"layer {layer} unavailable here: {exc}")
+    bot = tmp_path / "tmpfs_writer.py"
+    bot.write_text(TMPFS_WRITER)
+    result, pid, _ = _match(
+        f"{sys.executable} {bot}",
+        str(MINIMAL_C),
+        *("--rounds", "5", "--sandbox", layer, "--memory-mib", "100", "--disk-mib", "256"),
+        *("--move-timeout", "10", "--json", "--no-replay"),
+    )
+    verdict = _seat(result, 0)
+    assert verdict["status"] == "memory_limit" and verdict["disqualified"], verdict
+    assert "the kernel killed" in verdict["faults"][0]["detail"], verdict
+    assert cg.where("memory") is not None
+    assert _leftover_cgroups(pid) == []
+
+
 FORK_HOLD = ROOT / "tests" / "bots" / "fork_hold.py"
 FORK_EACH_ROUND = ROOT / "tests" / "zoo" / "fork_each_round.py"
 

@@ -122,3 +122,15 @@ def test_a_seat_over_its_share_of_a_shared_process_cap_is_the_crowder() -> None:
     assert crowding_seat(1, {0: 90, 2: 120}, 256) == 2
     assert crowding_seat(1, {0: 120, 2: 120}, 256) == 0
     assert crowding_seat(1, {}, 256) is None
+
+
+def test_a_reply_just_late_and_no_reply_read_the_same() -> None:
+    # Whether a reply came just after its deadline or the deadline was found passed
+    # just before it came depends on when the referee looked (and so on the layer's
+    # speed): the record must not. Before, the one read "reply after 1.000 s" and
+    # the other "no reply within 1 s".
+    judge = Judge(2, move_s=1.0, bank_s=0.0, max_faults=3)
+    late = judge.reply(0, 1, sent=0.0, arrived=1.0005)
+    silent = judge.no_reply(1, 1)
+    assert late is not None and late.kind == silent.kind == FaultKind.TIMEOUT
+    assert late.detail == silent.detail == "no reply within 1 s (+0.000 s bank)"
