@@ -382,6 +382,31 @@ def test_tmpfs_pages_count_against_the_bots_memory_cgroup(layer: str, tmp_path: 
     assert _leftover_cgroups(pid) == []
 
 
+def test_the_pids_cgroup_refuses_the_fork_past_the_limit_exactly() -> None:
+    # The zoo's fork_cap forks until a fork is refused and says how many it made:
+    # with a pids cgroup the kernel refuses the one that would pass the limit, so
+    # the bot's cgroup (the bot, its children, and the launch's processes that stay
+    # in it: a handful at most) never holds more than the limit. Without one, up
+    # to 400 went in before a reading counted them (docs/security.md).
+    _cgroups_or_skip()
+    limit = sandbox.Limits().processes
+    fork_cap = ROOT / "tests" / "zoo" / "fork_cap.py"
+    result, pid, _ = _match(
+        f"{sys.executable} {fork_cap}",
+        str(MINIMAL_C),
+        *("--rounds", "5", "--sandbox", "basic", "--move-timeout", "5", "--json", "--no-replay"),
+    )
+    verdict = _seat(result, 0)
+    assert verdict["status"] == "process_limit" and verdict["disqualified"], verdict
+    assert "the kernel refused" in verdict["faults"][0]["detail"], verdict
+    stderr = verdict["stderr_head"] + verdict["stderr_tail"]
+    said = [ln for ln in stderr.splitlines() if ln.startswith("forks: ")]
+    assert said and said[0].endswith("then refused (Resource temporarily unavailable)"), said
+    made = int(said[0].split()[1])
+    assert limit - 8 <= made < limit, said  # the bot itself is one of the limit
+    assert _leftover_cgroups(pid) == []
+
+
 FORK_HOLD = ROOT / "tests" / "bots" / "fork_hold.py"
 FORK_EACH_ROUND = ROOT / "tests" / "zoo" / "fork_each_round.py"
 
