@@ -465,7 +465,12 @@ class Match:
             waiting = still
             if waiting:
                 await self.mux.wait(min(deadline - time.monotonic(), WATCHDOG_PERIOD))
-                self._watchdog(0, force=False)
+                # A seat over a limit fails its handshake there and then, once: it is
+                # put out with the others that failed, when the match starts.
+                for seat in self._watchdog(0, force=False, skip=failed):
+                    failed.append(seat)
+                    if seat in waiting:
+                        waiting.remove(seat)
         return failed
 
     # -- the loop --------------------------------------------------------------
@@ -519,9 +524,12 @@ class Match:
             return faults.CLOSED_STDOUT, "the bot closed its stdout"
         return faults.CLOSED_STDIN, "the bot closed its stdin"
 
-    def _watchdog(self, step: int, force: bool, sent: float | None = None) -> list[int]:
+    def _watchdog(
+        self, step: int, force: bool, sent: float | None = None, skip: Sequence[int] = ()
+    ) -> list[int]:
         """Poll each live bot's process tree; returns seats over a limit. ``sent``:
-        when the turns of ``step`` went out, if they are being waited for."""
+        when the turns of ``step`` went out, if they are being waited for. ``skip``:
+        seats already faulted that are not out yet (the handshake's)."""
         now = time.monotonic()
         if not force and now < self._next_watch:
             return []
@@ -532,7 +540,7 @@ class Match:
         for seat, s in enumerate(self.seats):
             # (poll_exit also lets go a bot that made the referee its tracer and
             # stopped: PTRACE_TRACEME where nothing refuses it.)
-            if out[seat] or s.bot is None or s.bot.poll_exit():
+            if out[seat] or seat in skip or s.bot is None or s.bot.poll_exit():
                 continue
             usage = sbx.tree_usage(s.bot.pid)
             s.last_processes = len(usage.pids)

@@ -362,3 +362,25 @@ def test_a_limit_a_reading_finds_while_the_reply_is_awaited_verifies(tmp_path):
         [PY, "-m", "referee", "verify", str(replay)], capture_output=True, text=True
     )
     assert check.returncode == 0, check.stdout + check.stderr
+
+
+def test_a_bot_over_a_limit_during_its_handshake_is_out_at_once_with_one_fault(tmp_path):
+    # tests/bots/fork_hold.py forks before it answers the hello (up to 400 here,
+    # where nothing refuses it); without a cgroup the readings during the handshake
+    # find its tree over a limit. Before, each reading recorded the fault again (3
+    # to 4 times) and the bot was put out only at round 1, with one more.
+    hold = os.path.join(os.path.dirname(__file__), "bots", "fork_hold.py")
+    replay = tmp_path / "hold.jsonl"
+    result = match_json(
+        f"{PY} {hold}",
+        f"{PY} {os.path.dirname(hold)}/steady.py",
+        *("--rounds", "5", "--cgroups", "off", "--sandbox", "basic"),
+        *("--handshake-timeout", "20", "--replay", str(replay)),
+    )
+    v0 = result["seats"][0]["verdict"]
+    assert v0["disqualified"] and v0["status"] in ("memory_limit", "process_limit"), v0
+    assert [(f["round"], f["kind"]) for f in v0["faults"]] == [(0, v0["status"])], v0
+    check = subprocess.run(
+        [PY, "-m", "referee", "verify", str(replay)], capture_output=True, text=True
+    )
+    assert check.returncode == 0, check.stdout + check.stderr
