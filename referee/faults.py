@@ -37,7 +37,9 @@ class FaultKind(enum.StrEnum):
     DISK_LIMIT = "disk_limit"  # wrote more than --disk-mib (or too many entries)
     CPU_SHARE = "cpu_share"  # computed beyond its share while its opponent thought
 
-    # Not the bot's fault: the referee could not start or contain it.
+    # Not the bot's fault: the referee could not start or contain it, or could not
+    # keep another bot from taking what it needed (a process cap shared by both
+    # seats). Neither a round fault nor fatal: recorded, never counted against it.
     SANDBOX_ERROR = "sandbox_error"
 
 
@@ -76,7 +78,6 @@ FATAL_FAULTS = frozenset(
         CPU_SHARE,
         HANDSHAKE,
         TOO_MANY_FAULTS,
-        SANDBOX_ERROR,
     }
 )
 

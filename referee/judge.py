@@ -18,7 +18,7 @@ The rules it applies:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from .faults import FATAL_FAULTS, ROUND_FAULTS, Fault, FaultKind, FaultRecord
 
@@ -140,3 +140,22 @@ class Judge:
 def is_fatal(kind: FaultKind) -> bool:
     """Whether a fault of this kind disqualifies at once."""
     return kind in FATAL_FAULTS
+
+
+def crowding_seat(crashed_last: int, others: Mapping[int, int], limit: int) -> int | None:
+    """Where the seats' processes count against one cap they share (an unprivileged
+    referee without a pids cgroup: the kernel's RLIMIT_NPROC counts every process of
+    the user, and all its bots are that user), the seat that may have made the fork
+    of a seat whose bot just died fail: the kernel refuses the fork of whoever asks
+    once the user is at the cap, not of whoever filled it.
+
+    Each seat's share is ``limit`` split evenly over the seats sharing it, the dead
+    one and the live ``others`` (seat: processes now). The crowder is the live seat
+    holding more than its share, the most if several; None when none does, or when
+    the dead seat itself held more than its share at its last reading
+    (``crashed_last``): its own fork bomb, not a victim of another's."""
+    share = limit // (len(others) + 1)
+    if crashed_last > share:
+        return None
+    over = [(held, -seat) for seat, held in others.items() if held > share]
+    return -max(over)[1] if over else None

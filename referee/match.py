@@ -31,7 +31,7 @@ from .bot_command import BotSpec, bot_dir_of, file_digest
 from .errors import SandboxFailure, UsageError
 from .faults import FaultKind, FaultRecord, Verdict
 from .games import GAMES, Fault, Game, GameResult
-from .judge import Judge
+from .judge import Judge, crowding_seat
 from .placement import cpu_placement, pin_thread
 from .proc import BotProcess, Multiplexer, SpawnError
 from .protocol import (
@@ -219,7 +219,7 @@ class Match:
         # Orphans a bot leaves behind (setsid grandchildren) are re-parented to us,
         # so the teardown sweep can find and kill them.
         sbx.enable_subreaper()
-        _sweep_once()
+        _sweep_once(cfg.limits)
         try:
             self.layer = sbx.choose_layer(cfg.sandbox)
         except sbx.SandboxError as exc:
@@ -378,7 +378,9 @@ class Match:
                 # Which limits the kernel enforces (a cgroup per bot, the layer's
                 # sized tmpfs) and which the referee samples, on this host
                 # (sandbox/cgroups.py).
-                "enforcement": sbx.enforcement(self.cgroups, self.layer.isolation),
+                "enforcement": sbx.enforcement(
+                    self.cgroups, self.layer.isolation, shared_nproc=os.geteuid() != 0
+                ),
             },
         )
 
@@ -463,7 +465,12 @@ class Match:
             waiting = still
             if waiting:
                 await self.mux.wait(min(deadline - time.monotonic(), WATCHDOG_PERIOD))
-                self._watchdog(0, force=False)
+                # A seat over a limit fails its handshake there and then, once: it is
+                # put out with the others that failed, when the match starts.
+                for seat in self._watchdog(0, force=False, skip=failed):
+                    failed.append(seat)
+                    if seat in waiting:
+                        waiting.remove(seat)
         return failed
 
     # -- the loop --------------------------------------------------------------
@@ -517,9 +524,12 @@ class Match:
             return faults.CLOSED_STDOUT, "the bot closed its stdout"
         return faults.CLOSED_STDIN, "the bot closed its stdin"
 
-    def _watchdog(self, step: int, force: bool, sent: float | None = None) -> list[int]:
+    def _watchdog(
+        self, step: int, force: bool, sent: float | None = None, skip: Sequence[int] = ()
+    ) -> list[int]:
         """Poll each live bot's process tree; returns seats over a limit. ``sent``:
-        when the turns of ``step`` went out, if they are being waited for."""
+        when the turns of ``step`` went out, if they are being waited for. ``skip``:
+        seats already faulted that are not out yet (the handshake's)."""
         now = time.monotonic()
         if not force and now < self._next_watch:
             return []
@@ -530,9 +540,10 @@ class Match:
         for seat, s in enumerate(self.seats):
             # (poll_exit also lets go a bot that made the referee its tracer and
             # stopped: PTRACE_TRACEME where nothing refuses it.)
-            if out[seat] or s.bot is None or s.bot.poll_exit():
+            if out[seat] or seat in skip or s.bot is None or s.bot.poll_exit():
                 continue
             usage = sbx.tree_usage(s.bot.pid)
+            s.last_processes = len(usage.pids)
             if len(s.seen_pids) < SEEN_PIDS_MAX:
                 s.seen_pids.update(usage.pids)
             if self._group_nice:
@@ -810,8 +821,10 @@ class Match:
         monotonic = time.monotonic
         while waiting:
             now = monotonic()
-            still = []
+            still: list[int] = []
             for seat in waiting:
+                if seat in rnd.fatal:
+                    continue  # put out meanwhile as the crowder of a dead seat
                 s = self.seats[seat]
                 bot = s.bot
                 assert bot is not None
@@ -832,8 +845,16 @@ class Match:
                 if bot.stdout_eof or bot.stdin_broken or bot.exited or bot.line_too_long:
                     gone = await self._gone_reason(seat)
                 if gone is not None:
-                    rnd.faults[seat] = self._fault(seat, step, *gone)
-                    rnd.fatal.append(seat)
+                    crowder = self._crowder(seat, gone[0])
+                    if crowder is None:
+                        rnd.faults[seat] = self._fault(seat, step, *gone)
+                        rnd.fatal.append(seat)
+                    else:
+                        # The other seat goes out; this one is not charged (a game
+                        # that plays on asks it again, and then its death is its own).
+                        rnd.faults[seat] = self._crowded_out(seat, step, gone[1], crowder, rnd)
+                        if crowder[0] in still:
+                            still.remove(crowder[0])
                     rnd.faulted = True
                 elif now >= deadline[seat]:
                     silent = bot.inbuf or bot.bytes_out == s.ready_bytes
@@ -849,8 +870,61 @@ class Match:
                 for seat in self._watchdog(step, force=False, sent=sent):
                     if seat in waiting:
                         waiting.remove(seat)
+                        # The step records why its reply is missing (the fault the
+                        # reading just recorded), as ``referee verify`` asks.
+                        last = self.judge.seat_faults[seat][-1]
+                        rnd.faults[seat] = Fault(last.kind, last.detail)
                         rnd.fatal.append(seat)
                         rnd.faulted = True
+
+    def _crowder(self, seat: int, kind: FaultKind) -> tuple[int, int, int] | None:
+        """For a seat whose bot died (a crash): the other seat that may have made
+        its last fork fail, with the processes it holds and each seat's share
+        (judge.crowding_seat), where the seats share one process cap: the referee
+        is not root (as root each bot is a uid of its own, and root is exempt from
+        RLIMIT_NPROC) and the dead seat has no pids cgroup. None elsewhere."""
+        if kind != faults.CRASH or os.geteuid() == 0:
+            return None
+        if self.seats[seat].cgroup is not None and self.cgroups.where("pids") is not None:
+            return None
+        others = {
+            i: len(sbx.tree_usage(s.bot.pid).pids)
+            for i, s in enumerate(self.seats)
+            if i != seat and not self.judge.out[i] and s.bot is not None and not s.bot.exited
+        }
+        limit = self.cfg.limits.processes
+        crowder = crowding_seat(self.seats[seat].last_processes, others, limit)
+        if crowder is None:
+            return None
+        return crowder, others[crowder], limit // (len(others) + 1)
+
+    def _crowded_out(
+        self, seat: int, step: int, how: str, crowder: tuple[int, int, int], rnd: _Round
+    ) -> Fault:
+        """The bot of ``seat`` died while another seat held more than its share of
+        the process cap they share: the other seat's ``process_limit`` fault (it is
+        out at this step), and for ``seat`` a ``sandbox_error``, the fault that is
+        not the bot's own and does not put it out (the referee could not keep the
+        cap apart)."""
+        other, held, share = crowder
+        if other not in rnd.fatal:
+            fault = self._fault(
+                other,
+                step,
+                faults.PROCESS_LIMIT,
+                f"{held} processes, more than its share ({share}) of the process cap "
+                f"its user shares with seat {seat}, whose bot then died",
+            )
+            if rnd.actions[other] is None:  # its reply had not come: the step says why
+                rnd.faults[other] = fault
+            rnd.fatal.append(other)
+        return self._fault(
+            seat,
+            step,
+            faults.SANDBOX_ERROR,
+            f"{how} while seat {other} held {held} processes of the process cap they "
+            f"share (its share {share}): a refused fork is not this bot's fault",
+        )
 
     def _after_faults(self, asked: Sequence[int], step: int, rnd: _Round) -> None:
         """A seat at its round-fault limit is out too; then everyone who must go goes."""
@@ -1239,16 +1313,17 @@ class Match:
         )
 
 
-_swept = False
+_swept: set[range] = set()
 
 
-def _sweep_once() -> None:
-    """Once per process: remove the scratch directories of referees that were
-    killed before they could (sandbox.sweep_stale_scratch)."""
-    global _swept
-    if not _swept:
-        _swept = True
-        sbx.sweep_stale_scratch()
+def _sweep_once(limits: sbx.Limits) -> None:
+    """Once per process and bot uid range: remove the scratch directories of
+    referees that were killed before they could (sandbox.sweep_stale_scratch),
+    with what still runs of their sandboxes as the configured range tells them."""
+    bot_uids = sbx.bot_uid_range(limits)
+    if bot_uids not in _swept:
+        _swept.add(bot_uids)
+        sbx.sweep_stale_scratch(limits=limits)
 
 
 def kernel_limit_fault(

@@ -38,6 +38,7 @@ class Seat:
         # Every pid seen in the bot's tree (the watchdog's samples): what it may have
         # made System V IPC objects with, where it had the referee's uid.
         self.seen_pids: set[int] = set()
+        self.last_processes = 0  # in the bot's tree at the watchdog's last reading
         self.next_disk_walk = 0.0  # when the watchdog may walk its scratch again
         self.uid = -1  # the bot's uid (its own leased one when the referee is root)
         self.uid_leased = False

@@ -383,8 +383,8 @@ LEFTOVER_PREFIX = "referee-"
 class Traces:
     """What of the referees and their bots is on this machine at one moment:
     ``referee-*`` entries of the temporary directories; processes and System V IPC
-    objects ("kind id") of the bots' uids (the lease range of referee/sandbox, and
-    UNPRIVILEGED_UID), processes as (pid, start time): (uid, command line)."""
+    objects ("kind id") of the bots' uids (the default lease range of referee/sandbox
+    and every uid leased here, and UNPRIVILEGED_UID), processes as (pid, start time): (uid, command line)."""
 
     entries: frozenset[str]
     processes: dict[tuple[int, int], tuple[int, str]]
@@ -395,11 +395,12 @@ def _temp_dirs() -> list[str]:
     return sorted({"/tmp", tempfile.gettempdir()})
 
 
-def _bot_uids() -> range:
+def _bot_uids() -> frozenset[int]:
+    """The bots' uids: the default lease range, and every uid a root referee here
+    has leased (a test, a league or a server may configure another range)."""
     from referee import sandbox
 
-    limits = sandbox.Limits()
-    return range(limits.uid_first, limits.uid_first + limits.uid_count)
+    return frozenset(sandbox.bot_uid_range(sandbox.Limits())) | sandbox.ever_leased()
 
 
 def _processes() -> dict[int, tuple[int, int, int, bytes]]:

@@ -103,6 +103,9 @@ def test_the_header_says_what_is_sampled_where_no_cgroup_is_had() -> None:
     sampled = sandbox.enforcement(sandbox.NO_CGROUPS)
     assert set(sampled) >= {"memory", "processes", "cpu_share", "teardown", "peak_memory"}
     assert not any(v.startswith("kernel") for v in sampled.values()), sampled
+    assert sampled["processes"] == "sampled"  # (as root: no RLIMIT_NPROC at all)
+    shared = sandbox.enforcement(sandbox.NO_CGROUPS, shared_nproc=True)["processes"]
+    assert shared.startswith("sampled;") and "shared by both seats" in shared
     hybrid = CgroupHost(
         (
             Hierarchy("/v2", True, ("cpuacct", "kill")),
@@ -319,6 +322,10 @@ def _check_unprivileged(user: tuple[str, ...], bot: Path) -> None:
     )
     enforced = result["containment"]["enforcement"]
     assert not any(v.startswith("kernel") for v in enforced.values()), enforced
+    # The kernel's process cap is there, but one for the whole user: said so.
+    assert enforced["processes"] == (
+        "sampled; kernel cap RLIMIT_NPROC per user, shared by both seats"
+    ), enforced
     assert result["containment"]["bot_uids"] == [UNPRIVILEGED_UID, UNPRIVILEGED_UID]
     for seat in (0, 1):
         verdict = _seat(result, seat)
@@ -328,6 +335,132 @@ def _check_unprivileged(user: tuple[str, ...], bot: Path) -> None:
         assert not verdict.get("escaped_processes"), verdict
         assert any("--sleep" in e for e in verdict["extra"]["escaped_unattributed"]), verdict
         assert 0 < verdict["peak_rss_kib"] < 12 * 1024, verdict
+
+
+TMPFS_WRITER = """
+import json, sys
+sys.stdin.readline()
+print(json.dumps({"name": "tmpfs_writer"}), flush=True)
+for line in sys.stdin:
+    msg = json.loads(line)
+    if msg.get("type") != "turn":
+        break
+    if msg["round"] == 2:
+        for i in range(3):  # the scratch directory, a tmpfs; files under RLIMIT_FSIZE
+            with open(f"held{i}.bin", "wb") as f:
+                for _ in range(50):
+                    f.write(b"\\1" * (1 << 20))
+                    f.flush()
+    print(json.dumps({"round": msg["round"], "real_move": "rock"}), flush=True)
+"""
+
+
+@pytest.mark.parametrize("layer", ["bwrap", "unshare"])
+def test_tmpfs_pages_count_against_the_bots_memory_cgroup(layer: str, tmp_path: Path) -> None:
+    # 150 MiB written to the bot's scratch tmpfs (which may hold 256 MiB) are in no
+    # process's resident set, but the kernel charges them to the writer's memory
+    # cgroup: at a limit of 100 MiB, with no swap to put them in, it is killed.
+    cg = _cgroups_or_skip()
+    if any(line.split()[0] != "Filename" for line in Path("/proc/swaps").read_text().splitlines()):
+        pytest.skip("this host has swap: tmpfs pages over the limit go there, not to an OOM kill")
+    try:
+        sandbox.choose_layer(layer)
+    except sandbox.SandboxError as exc:
+        skip_or_fail(f"layer {layer} unavailable here: {exc}")
+    bot = tmp_path / "tmpfs_writer.py"
+    bot.write_text(TMPFS_WRITER)
+    result, pid, _ = _match(
+        f"{sys.executable} {bot}",
+        str(MINIMAL_C),
+        *("--rounds", "5", "--sandbox", layer, "--memory-mib", "100", "--disk-mib", "256"),
+        *("--move-timeout", "10", "--json", "--no-replay"),
+    )
+    verdict = _seat(result, 0)
+    assert verdict["status"] == "memory_limit" and verdict["disqualified"], verdict
+    assert "the kernel killed" in verdict["faults"][0]["detail"], verdict
+    assert cg.where("memory") is not None
+    assert _leftover_cgroups(pid) == []
+
+
+def test_the_pids_cgroup_refuses_the_fork_past_the_limit_exactly() -> None:
+    # The zoo's fork_cap forks until a fork is refused and says how many it made:
+    # with a pids cgroup the kernel refuses the one that would pass the limit, so
+    # the bot's cgroup (the bot, its children, and the launch's processes that stay
+    # in it: a handful at most) never holds more than the limit. Without one, up
+    # to 400 went in before a reading counted them (docs/security.md).
+    _cgroups_or_skip()
+    limit = sandbox.Limits().processes
+    fork_cap = ROOT / "tests" / "zoo" / "fork_cap.py"
+    result, pid, _ = _match(
+        f"{sys.executable} {fork_cap}",
+        str(MINIMAL_C),
+        *("--rounds", "5", "--sandbox", "basic", "--move-timeout", "5", "--json", "--no-replay"),
+    )
+    verdict = _seat(result, 0)
+    assert verdict["status"] == "process_limit" and verdict["disqualified"], verdict
+    assert "the kernel refused" in verdict["faults"][0]["detail"], verdict
+    stderr = verdict["stderr_head"] + verdict["stderr_tail"]
+    said = [ln for ln in stderr.splitlines() if ln.startswith("forks: ")]
+    assert said and said[0].endswith("then refused (Resource temporarily unavailable)"), said
+    made = int(said[0].split()[1])
+    assert limit - 8 <= made < limit, said  # the bot itself is one of the limit
+    assert _leftover_cgroups(pid) == []
+
+
+FORK_HOLD = ROOT / "tests" / "bots" / "fork_hold.py"
+FORK_EACH_ROUND = ROOT / "tests" / "zoo" / "fork_each_round.py"
+
+
+@pytest.mark.parametrize("layer", ["basic", "unshare"])
+def test_an_unprivileged_referee_charges_the_seat_that_took_the_shared_process_cap(
+    layer: str,
+) -> None:
+    # As an unprivileged user without a pids cgroup, both seats are one user under
+    # one RLIMIT_NPROC. Seat 1 (started after seat 0, so its cap is no lower) forks
+    # until refused, staying within its own limit of 256, and plays on; seat 0 forks
+    # a child every round and dies of the refused fork. Before, seat 0 was charged
+    # (crash, disqualified) and seat 1 won; now seat 1 is out for taking more than
+    # its share and seat 0 gets a sandbox_error that does not put it out. (Should
+    # the watchdog count seat 1 over 256 first, it is out before seat 0 forks.)
+    user = unprivileged_referee()
+    if user is None:
+        pytest.skip("cannot run the referee as an unprivileged uid here (not root, or no setpriv)")
+    shared = Path(tempfile.mkdtemp(prefix="nproc-test-"))
+    try:
+        shared.chmod(0o755)
+        for bot in (FORK_HOLD, FORK_EACH_ROUND, FORK_EACH_ROUND.parent / "zoolib.py"):
+            shutil.copy(bot, shared)
+        replays = shared / "replays"
+        replays.mkdir()
+        os.chown(replays, UNPRIVILEGED_UID, UNPRIVILEGED_UID)
+        replay = replays / "m.jsonl"
+        python = user[-1]
+        result, _, _ = _match(
+            f"{python} {shared / FORK_EACH_ROUND.name}",
+            f"{python} {shared / FORK_HOLD.name}",
+            *("--rounds", "10", "--sandbox", layer, "--cgroups", "off"),
+            # Forked Python processes count their shared pages in each resident set.
+            *("--memory-mib", "8000", "--json", "--replay", str(replay)),
+            user=user,
+        )
+        check = subprocess.run(
+            [sys.executable, "-m", "referee", "verify", str(replay)],
+            capture_output=True,
+            text=True,
+        )
+    finally:
+        shutil.rmtree(shared)
+    assert check.returncode == 0, check.stdout + check.stderr
+    victim, holder = _seat(result, 0), _seat(result, 1)
+    assert "fork_hold: " in holder["stderr_head"], holder
+    assert holder["status"] == "process_limit" and holder["disqualified"], holder
+    assert not victim.get("disqualified"), victim
+    assert victim.get("status", "ok") in ("ok", "sandbox_error"), victim
+    if victim.get("status") == "sandbox_error":
+        (fault,) = victim["faults"]
+        assert "seat 1 held" in fault["detail"], fault
+        assert "exit code 1" in fault["detail"], fault
+    assert result["winner"] == 0, result
 
 
 def test_a_dead_referees_cgroups_are_swept_with_what_is_left_in_them() -> None:

@@ -1,7 +1,7 @@
 """What of the host's shared places a bot sees, layer by layer, and the kernel's cap
 on its writable space: a real bot (Python, started by ``prepare_launch``) looks for
 a file the test left in the host's /tmp, lists /run, tries to write there, and
-fills its scratch directory past the disk limit."""
+fills its scratch directory past the disk limit, then /tmp and /dev/shm."""
 
 from __future__ import annotations
 
@@ -45,6 +45,24 @@ PROBE = """
     except OSError as exc:
         out["fill"] = errno.errorcode[exc.errno]
     out["written_mib"] = written
+    # The shared places: 1 MiB at a time up to 40 MiB, then the file goes (under
+    # basic it is on the host's /tmp).
+    for place in ("/tmp", "/dev/shm"):
+        path, written = f"{place}/probe-fill-{os.getpid()}", 0
+        try:
+            with open(path, "wb") as f:
+                for _ in range(40):
+                    f.write(b"\\0" * (1 << 20))
+                    f.flush()
+                    written += 1
+            out[place] = "ok"
+        except OSError as exc:
+            out[place] = errno.errorcode[exc.errno]
+        out[place + "_mib"] = written
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
     print(json.dumps(out))
 """
 
@@ -63,7 +81,7 @@ def test_the_hosts_shared_places_and_the_disk_cap(layer_name: str, tmp_path: Pat
     bot_dir.mkdir()
     script = bot_dir / "probe.py"
     script.write_text(textwrap.dedent(PROBE))
-    limits = Limits(disk_mib=16)
+    limits = Limits(disk_mib=16, tmpfs_mib=8)
     launch = sandbox.prepare_launch(
         [sys.executable, str(script), f"--marker={marker}"],
         bot_dir=None,
@@ -105,6 +123,16 @@ def test_the_hosts_shared_places_and_the_disk_cap(layer_name: str, tmp_path: Pat
         assert list((tmp_path / "scratch").iterdir()) == []
     else:
         assert seen["fill"] == "ok", seen
+    # The shared places: a tmpfs of tmpfs_mib where the layer mounts one and nothing
+    # closes it (ENOSPC), closed by Landlock's policy (EACCES, unshare on a kernel
+    # with Landlock as well), or the host's own (basic: 40 MiB went in).
+    for place in ("/tmp", "/dev/shm"):
+        if layer_name == "bwrap" or (layer_name == "unshare" and layer.landlock_abi < 1):
+            assert seen[place] == "ENOSPC" and seen[place + "_mib"] <= limits.tmpfs_mib, seen
+        elif layer_name in ("unshare", "landlock"):
+            assert seen[place] == "EACCES" and seen[place + "_mib"] == 0, seen
+        else:
+            assert seen[place] == "ok" and seen[place + "_mib"] == 40, seen
     # Both make the scratch directory a tmpfs of the limit (bwrap with --size, which
     # every bwrap the layer accepts has); only unshare caps its inodes too.
     assert layer_name not in ("bwrap", "unshare") or "disk" in layer.isolation

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from referee.faults import FaultKind
-from referee.judge import Judge, SeatClock
+from referee.judge import Judge, SeatClock, crowding_seat
 
 
 class FakeClock:
@@ -109,3 +109,28 @@ def test_skipping_quiet_replies_changes_nothing(tooks: list[float]) -> None:
         if took > skipping.quiet:
             skipping.took(took)
         assert (skipping.bank, skipping.max_move) == (always.bank, always.max_move)
+
+
+def test_a_seat_over_its_share_of_a_shared_process_cap_is_the_crowder() -> None:
+    # Two seats share 256: each one's share is 128.
+    assert crowding_seat(2, {1: 250}, 256) == 1
+    assert crowding_seat(2, {1: 128}, 256) is None  # at its share: not over it
+    assert crowding_seat(2, {1: 3}, 256) is None  # the death is the bot's own
+    # The dead seat was over its share itself: its own fork bomb.
+    assert crowding_seat(129, {1: 250}, 256) is None
+    # Three seats: shares of 85; the one holding the most of those over it.
+    assert crowding_seat(1, {0: 90, 2: 120}, 256) == 2
+    assert crowding_seat(1, {0: 120, 2: 120}, 256) == 0
+    assert crowding_seat(1, {}, 256) is None
+
+
+def test_a_reply_just_late_and_no_reply_read_the_same() -> None:
+    # Whether a reply came just after its deadline or the deadline was found passed
+    # just before it came depends on when the referee looked (and so on the layer's
+    # speed): the record must not. Before, the one read "reply after 1.000 s" and
+    # the other "no reply within 1 s".
+    judge = Judge(2, move_s=1.0, bank_s=0.0, max_faults=3)
+    late = judge.reply(0, 1, sent=0.0, arrived=1.0005)
+    silent = judge.no_reply(1, 1)
+    assert late is not None and late.kind == silent.kind == FaultKind.TIMEOUT
+    assert late.detail == silent.detail == "no reply within 1 s (+0.000 s bank)"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 import sys
 
 import msgspec
@@ -338,3 +339,48 @@ def test_a_bot_far_ahead_is_read_no_further_than_the_match_needs(tmp_path, bot_c
     assert result["seats"][0]["stats"]["losses"] == 100
     # The bot writes megabytes; the referee reads a bounded backlog of them.
     assert v0["bytes_out"] < 1 << 20, v0["bytes_out"]
+
+
+def test_a_limit_a_reading_finds_while_the_reply_is_awaited_verifies(tmp_path):
+    # The zoo's memhog touches memory at round 3 and never answers; without a cgroup
+    # the watchdog's reading finds it over the limit while its reply is awaited. The
+    # step used to record neither a reply nor a fault for it, and `referee verify`
+    # failed the referee's own replay ("neither an action nor a fault recorded").
+    zoo = os.path.join(os.path.dirname(__file__), "zoo")
+    replay = tmp_path / "memhog.jsonl"
+    result = match_json(
+        f"{PY} {zoo}/memhog.py",
+        f"{PY} {zoo}/rock.py",
+        *("--rounds", "10", "--cgroups", "off", "--memory-mib", "100"),
+        *("--move-timeout", "10", "--replay", str(replay)),
+    )
+    v0 = result["seats"][0]["verdict"]
+    assert v0["status"] == "memory_limit" and v0["disqualified"], v0
+    step = read_replay(replay).steps[v0["round"] - 1]
+    assert step.fault[0].kind == "memory_limit" and step.act[0] is None
+    check = subprocess.run(
+        [PY, "-m", "referee", "verify", str(replay)], capture_output=True, text=True
+    )
+    assert check.returncode == 0, check.stdout + check.stderr
+
+
+def test_a_bot_over_a_limit_during_its_handshake_is_out_at_once_with_one_fault(tmp_path):
+    # tests/bots/fork_hold.py forks before it answers the hello (up to 400 here,
+    # where nothing refuses it); without a cgroup the readings during the handshake
+    # find its tree over a limit. Before, each reading recorded the fault again (3
+    # to 4 times) and the bot was put out only at round 1, with one more.
+    hold = os.path.join(os.path.dirname(__file__), "bots", "fork_hold.py")
+    replay = tmp_path / "hold.jsonl"
+    result = match_json(
+        f"{PY} {hold}",
+        f"{PY} {os.path.dirname(hold)}/steady.py",
+        *("--rounds", "5", "--cgroups", "off", "--sandbox", "basic"),
+        *("--handshake-timeout", "20", "--replay", str(replay)),
+    )
+    v0 = result["seats"][0]["verdict"]
+    assert v0["disqualified"] and v0["status"] in ("memory_limit", "process_limit"), v0
+    assert [(f["round"], f["kind"]) for f in v0["faults"]] == [(0, v0["status"])], v0
+    check = subprocess.run(
+        [PY, "-m", "referee", "verify", str(replay)], capture_output=True, text=True
+    )
+    assert check.returncode == 0, check.stdout + check.stderr

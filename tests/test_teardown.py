@@ -457,3 +457,79 @@ def test_an_older_referees_lockless_scratch_is_swept_only_when_nothing_can_own_i
         if holder is not None:
             holder.kill()
             holder.wait()
+
+
+# A bot uid range other than the default (referee/sandbox/base.py, Limits): below the
+# unprivileged test uid, so no default-range bot and no test referee runs as it.
+OTHER_RANGE = sandbox.Limits(uid_first=59900, uid_count=4)
+
+
+def _sleeper_as(uid: int, cwd: Path) -> subprocess.Popen[bytes]:
+    """``sleep`` as ``uid`` (and its gid) working in ``cwd``, as a bot of a dead
+    referee would be left (the working directory is entered before the uid drops)."""
+    return subprocess.Popen(["sleep", "60"], cwd=cwd, user=uid, group=uid, extra_groups=[])
+
+
+def test_the_sweep_follows_the_configured_bot_uid_range(tmp_path: Path) -> None:
+    # A dead referee configured with another uid range left a bot running in its
+    # scratch directory, and an older referee a lock-less directory of such a uid.
+    # The next referee of that range kills the one and removes both; before, the
+    # sweep knew only the default range: it left the bot running and the old
+    # directory in place ("another user's").
+    if os.geteuid() != 0:
+        skip_or_fail("bot uids are leased only by a root referee")
+    base = tmp_path / "tmp"
+    base.mkdir()
+    base.chmod(0o1777)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", _HOLDER, str(base)], stdout=subprocess.PIPE, cwd=ROOT
+    )
+    assert holder.stdout is not None
+    path = Path(holder.stdout.readline().decode().strip())
+    holder.kill()
+    holder.wait()
+    first = OTHER_RANGE.uid_first
+    bot = _sleeper_as(first, path)
+    old = _old_lockless(base, "referee-seat1-otherrng", first + 1)
+    try:
+        # The default range's referee: the old directory is not its to judge.
+        assert sweep_stale_scratch(str(base)) == [str(path)] and old.exists()
+        assert bot.poll() is None  # (and the bot runs on: not a uid of its range)
+        bot.kill()
+        bot.wait()
+        # The dead referee's directory and its lock again, the lock free.
+        path.mkdir(mode=0o700)
+        Path(f"{path}.lock").touch()
+        bot = _sleeper_as(first, path)
+        removed = sweep_stale_scratch(str(base), OTHER_RANGE)
+        assert sorted(removed) == sorted([str(old), str(path)])
+        assert bot.wait(timeout=10) == -signal.SIGKILL
+        assert list(base.iterdir()) == []
+    finally:
+        bot.kill()
+        bot.wait()
+
+
+def test_the_suites_leftover_check_sees_the_bots_of_any_leased_range() -> None:
+    # The end-of-suite check (tests/conftest.py) reports a process of a bot uid left
+    # after its lease ended, for every range a referee here leased from, not only
+    # the default one.
+    if os.geteuid() != 0:
+        skip_or_fail("bot uids are leased only by a root referee")
+    from conftest import left_behind, traces
+
+    before = traces()
+    leased = sandbox.lease_uid(OTHER_RANGE)
+    assert leased is not None and leased[0] in sandbox.bot_uid_range(OTHER_RANGE)
+    assert leased[0] in sandbox.ever_leased()
+    bot = _sleeper_as(leased[0], Path("/"))
+    try:
+        # While the lease is held, it is a live referee's bot.
+        assert not [t for t in left_behind(before, traces()) if f"process {bot.pid} " in t]
+        sandbox.release_uid(leased[0])
+        left = left_behind(before, traces())
+        assert any(t.startswith(f"process {bot.pid} of uid {leased[0]}:") for t in left), left
+    finally:
+        sandbox.release_uid(leased[0])
+        bot.kill()
+        bot.wait()

@@ -69,7 +69,14 @@ from .cleanup import (
 )
 from .disk import DiskUsage, disk_usage, tmpfs_usage
 from .fairness import FairShare
-from .identity import BotUnreachable, lease_held, lease_uid, release_uid
+from .identity import (
+    BotUnreachable,
+    bot_uid_range,
+    ever_leased,
+    lease_held,
+    lease_uid,
+    release_uid,
+)
 from .launch import containment_record, prepare_launch
 from .paths import landlock_abi
 from .proctree import (
@@ -143,6 +150,8 @@ __all__ = [
     "remove_owned",
     "remove_tree",
     "sweep_stale_scratch",
+    "bot_uid_range",
+    "ever_leased",
     "release_uid",
     "session_nice",
     "set_slice",

@@ -313,16 +313,26 @@ def disk_enforcement(isolation: Sequence[str]) -> str:
     return "kernel (tmpfs size), entries sampled (tmpfs count)"
 
 
-def enforcement(cg: CgroupHost, isolation: Sequence[str] = ()) -> dict[str, str]:
+def enforcement(
+    cg: CgroupHost, isolation: Sequence[str] = (), shared_nproc: bool = False
+) -> dict[str, str]:
     """For the match header: how each limit is enforced on this host, for a layer
     that isolates ``isolation``. "kernel (cgroup vN)" where a bot's cgroup does
     it, else "sampled" (the referee's watchdog reads /proc every 100 ms and stops
-    the bot after the fact); the disk as :func:`disk_enforcement` says."""
+    the bot after the fact); the disk as :func:`disk_enforcement` says.
+    ``shared_nproc``: the bots run as the referee's own user, not root, so the
+    kernel's RLIMIT_NPROC caps their processes too, but one count for the whole
+    user: both seats (and the user's other processes) together, not each bot."""
     kernel = cg.kernel
     kill = kernel.get("kill") or kernel.get("freezer")
+    processes = "sampled"
+    if "pids" in kernel:
+        processes = f"kernel ({kernel['pids']} pids)"
+    elif shared_nproc:
+        processes = "sampled; kernel cap RLIMIT_NPROC per user, shared by both seats"
     return {
         "memory": f"kernel ({kernel['memory']} memory)" if "memory" in kernel else "sampled",
-        "processes": f"kernel ({kernel['pids']} pids)" if "pids" in kernel else "sampled",
+        "processes": processes,
         "cpu_share": (
             f"kernel ({kernel['cpu']} cpu weight) and sampled" if "cpu" in kernel else "sampled"
         ),

@@ -25,6 +25,9 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from .base import Limits
+from .identity import bot_uid_range
+
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
 # Passes over the whole tree before giving up (each pass fixes what the last one
 # could not: a mode, a directory that changed under it).
@@ -254,18 +257,10 @@ class Scratch:
         return gone
 
 
-def _bot_uids() -> range:
-    """The uids a root referee leases to its bots (the default range)."""
-    from .base import Limits
-
-    limits = Limits()
-    return range(limits.uid_first, limits.uid_first + limits.uid_count)
-
-
-def _may_be_its_sandbox(uid: int) -> bool:
+def _may_be_its_sandbox(uid: int, bot_uids: range) -> bool:
     """Whether a process of ``uid`` may be part of a sandbox that a referee of this
-    user made: its own uid, or (a root referee) a bot uid."""
-    return uid == os.geteuid() or (os.geteuid() == 0 and uid in _bot_uids())
+    user made: its own uid, or (a root referee) a bot uid of ``bot_uids``."""
+    return uid == os.geteuid() or (os.geteuid() == 0 and uid in bot_uids)
 
 
 def _processes_naming(directory: str, owned_by: Callable[[int], bool]) -> Iterator[int]:
@@ -296,13 +291,13 @@ def _processes_naming(directory: str, owned_by: Callable[[int], bool]) -> Iterat
             yield int(entry)
 
 
-def _users_of(directory: str) -> list[int]:
+def _users_of(directory: str, bot_uids: range) -> list[int]:
     """The processes that run a dead referee's sandbox for the scratch ``directory``:
     of a uid a referee of this user runs its launches and bots as."""
-    return list(_processes_naming(directory, _may_be_its_sandbox))
+    return list(_processes_naming(directory, lambda uid: _may_be_its_sandbox(uid, bot_uids)))
 
 
-def _kill_users(directory: str) -> int:
+def _kill_users(directory: str, bot_uids: range) -> int:
     """Kill the sandbox a dead referee left running for ``directory`` (with every
     descendant); returns how many processes were hit. Never raises."""
     from .proctree import kill_tree
@@ -312,7 +307,7 @@ def _kill_users(directory: str) -> int:
         # A launch may be starting another process as we look: look again until a
         # pass finds nobody (bounded).
         for _ in range(5):
-            pids = _users_of(directory)
+            pids = _users_of(directory, bot_uids)
             if not pids:
                 break
             for pid in pids:
@@ -336,11 +331,11 @@ def _used_by_anyone(directory: str) -> bool:
     return any(_processes_naming(directory, lambda uid: True))
 
 
-def _sweep_lockless(base: str, name: str) -> bool:
+def _sweep_lockless(base: str, name: str, bot_uids: range) -> bool:
     """Remove the lock-less scratch directory ``name`` of ``base`` if it is an older
     referee's that nothing uses any more: unchanged for LOCKLESS_STALE_S, nothing
     running in it or naming it, and owned by this referee's own uid or (a root
-    referee) by a bot uid whose lease no live referee holds (held here while the
+    referee) by a bot uid of ``bot_uids`` whose lease no live referee holds (held here while the
     directory is removed, so no bot can be given that uid meanwhile). True when it
     was removed."""
     from .identity import lease_if_free
@@ -354,20 +349,23 @@ def _sweep_lockless(base: str, name: str) -> bool:
         return False
     if st.st_uid == os.geteuid():
         return not _used_by_anyone(directory) and remove_tree(directory)
-    if os.geteuid() != 0 or st.st_uid not in _bot_uids():
+    if os.geteuid() != 0 or st.st_uid not in bot_uids:
         return False  # another user's: not ours to judge
     with lease_if_free(st.st_uid) as free:
         return free and not _used_by_anyone(directory) and remove_tree(directory)
 
 
-def sweep_stale_scratch(base: str | None = None) -> list[str]:
+def sweep_stale_scratch(base: str | None = None, limits: Limits | None = None) -> list[str]:
     """Remove the scratch directories (and their locks) in ``base`` whose referee is
     gone: those whose lock file this process can lock, killing first what still runs
     of their sandbox (a bwrap whose launcher died while it was set up never armed
     --die-with-parent, and lives on with its bot). A directory without a lock file
     (an older referee's) is removed only by the stricter rule of
-    :func:`_sweep_lockless`. Returns the directories removed. Never raises."""
+    :func:`_sweep_lockless`. As root, the bots' processes and directories are told
+    by the uid range of ``limits`` (the referee's configured one; the default range
+    when None). Returns the directories removed. Never raises."""
     base = base or tempfile.gettempdir()
+    bot_uids = bot_uid_range(limits if limits is not None else Limits())
     removed: list[str] = []
     try:
         names = os.listdir(base)
@@ -379,7 +377,7 @@ def sweep_stale_scratch(base: str | None = None) -> list[str]:
         # after: a directory without one is an older referee's.)
         if _SCRATCH_NAME.match(name) and name + LOCK_SUFFIX not in present:
             try:
-                if _sweep_lockless(base, name):
+                if _sweep_lockless(base, name, bot_uids):
                     removed.append(os.path.join(base, name))
             except Exception:  # noqa: S110 - a sweep must not fail
                 pass
@@ -405,7 +403,7 @@ def sweep_stale_scratch(base: str | None = None) -> list[str]:
                 now = os.stat(lock, follow_symlinks=False)
                 if (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino):
                     continue
-                _kill_users(os.path.realpath(directory))
+                _kill_users(os.path.realpath(directory), bot_uids)
                 if remove_tree(directory):
                     os.unlink(lock)
                     removed.append(directory)

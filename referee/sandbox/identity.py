@@ -49,6 +49,22 @@ def _lock_dir() -> Path:
     return path
 
 
+def bot_uid_range(limits: Limits) -> range:
+    """The uids a root referee with these limits leases to its bots."""
+    return range(limits.uid_first, limits.uid_first + limits.uid_count)
+
+
+def ever_leased() -> frozenset[int]:
+    """The uids some root referee on this machine has leased to a bot, whatever its
+    range (a lease's file stays after the lease); empty where the leases cannot be
+    read. Never raises."""
+    try:
+        names = os.listdir(_lock_path())
+    except OSError:
+        return frozenset()
+    return frozenset(int(name) for name in names if name.isdigit())
+
+
 def lease_uid(limits: Limits) -> tuple[int, int] | None:
     """(uid, gid) for one bot when the referee is root, else None."""
     if os.geteuid() != 0:
@@ -56,7 +72,7 @@ def lease_uid(limits: Limits) -> tuple[int, int] | None:
     if limits.uid_first < 1 or limits.uid_count < 1:
         raise SandboxError("the bots' uid range must start above 0 and hold at least one uid")
     directory = _lock_dir()
-    for uid in range(limits.uid_first, limits.uid_first + limits.uid_count):
+    for uid in bot_uid_range(limits):
         if uid in _leases:
             continue
         fd = os.open(directory / str(uid), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)

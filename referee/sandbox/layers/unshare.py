@@ -7,8 +7,9 @@ In its own mount namespace the shim puts fresh tmpfs over the host's shared plac
 /run, /var/run, /var/tmp empty and read-only), so that no host file or Unix socket
 there is in sight, and a tmpfs of ``Limits.disk_mib`` over the scratch directory,
 with ``Limits.disk_files`` inodes: the kernel caps the bot's disk (ENOSPC), its size
-("disk") and its entries ("inodes"), and the referee need not read it. Pathname Unix sockets elsewhere on the host stay visible, so the
-filter refuses socket(AF_UNIX) (socketpair stays), as in every layer but basic.
+("disk") and its entries ("inodes"), and the referee need not read it. Pathname Unix
+sockets elsewhere on the host stay visible, so the filter refuses socket(AF_UNIX)
+(socketpair stays), as in every layer but basic.
 
 The namespaces are made by the shim with unshare(2), not by util-linux unshare: that
 tool waits for the bot holding its stdin and stdout, so a bot closing them would
