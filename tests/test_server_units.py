@@ -59,12 +59,13 @@ def test_rate_matches_the_tournament_fit() -> None:
         for k, (a, b, w, _f0, _f1) in enumerate(results)
     ]
     rows = [Standing(rank=0, bot=i, name=str(i)) for i in range(7)]
-    ratings(rows, games, samples=0)
-    # The same fit; the ladder centres its ratings on the versions that have played.
-    shift = rated[0].rating - rows[0].rating
+    ratings(rows, games, samples=300)
+    # The same fit and the same intervals (one function), both centred on the
+    # versions that have played; the unplayed bot has a rating of 0 and no interval.
     for r, row in zip(rated[:6], rows[:6], strict=True):
-        assert r.rating == pytest.approx(row.rating + shift, abs=0.11)
+        assert (r.rating, r.low, r.high) == (row.rating, row.rating_low, row.rating_high)
         assert r.low < r.rating < r.high
+    assert (rows[6].rating, rows[6].rating_low, rows[6].rating_high) == (0.0, None, None)
     assert sum(r.rating for r in rated[:6]) == pytest.approx(0.0, abs=0.5)
     assert sum(r.games for r in rated) == 2 * len(results)
     assert sum(r.faults for r in rated) == len(results)

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import io
 import itertools
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 
 from referee.match import derive_seed
 from referee.tournament.config import ConfigError, load_config, validate
+from referee.tournament.dashboard import standings_table
 from referee.tournament.schedule import (
     Played,
     bracket_size,
@@ -230,6 +233,41 @@ def test_ratings_order_and_intervals() -> None:
     assert [(r.rating_low, r.rating_high) for r in again] == [
         (r.rating_low, r.rating_high) for r in rows
     ]
+
+
+def test_a_clean_sweep_gets_a_finite_wide_one_sided_rating_interval() -> None:
+    """Eight bots in a double round robin, one winning all 14 of its matches and
+    the rest splitting each meeting: its rating is finite, its 95% interval is
+    finite, wide and longer above than below (the bootstrap over matches could
+    only resample the sweep, and a +-interval hid the skew), its lower end is
+    above the others' ratings, and the terminal table prints it as [low, high].
+    The live standings (no draws) have no interval at all rather than a
+    zero-width one."""
+    games = []
+    for a in range(8):
+        for b in range(a + 1, 8):
+            for leg, seats in enumerate(((a, b), (b, a)), start=1):
+                winner = 0 if a == 0 else seats[0]  # bot 0 sweeps; the rest split
+                fa, fb = (1.0, -1.0) if winner == seats[0] else (-1.0, 1.0)
+                games.append(_game(f"pool-{a}-{b}-{leg}", *seats, fa, fb))
+    names = [f"bot{i}" for i in range(8)]
+    rows = rank_pool(names, games)
+    top = rows[0]
+    assert (top.name, top.wins, top.losses) == ("bot0", 14, 0)
+    assert top.rating_low is not None and top.rating_high is not None
+    assert top.rating_low < top.rating < top.rating_high < 4000.0
+    assert top.rating_high - top.rating_low > 600.0
+    assert top.rating_high - top.rating > 1.5 * (top.rating - top.rating_low)
+    assert top.rating_low > max(r.rating for r in rows[1:])
+    for r in rows[1:]:
+        assert r.rating_low is not None and r.rating_high is not None
+        assert r.rating_low < r.rating < r.rating_high
+    out = io.StringIO()
+    Console(file=out, width=250, force_terminal=False).print(standings_table(rows, "pool"))
+    assert f"[{top.rating_low:+.0f}, {top.rating_high:+.0f}]" in out.getvalue()
+    live = rank_pool(names, games, samples=0)
+    assert all(r.rating_low is None and r.rating_high is None for r in live)
+    assert [r.rating for r in live] == [r.rating for r in rows]
 
 
 def test_rank_ranges_and_order_probabilities() -> None:

@@ -3,6 +3,7 @@ rating intervals, from simulated ladders of versions with known ratings whose
 matches the server's own matchmaking chooses (pure code, no processes).
 
     python tools/ladder_calibration.py [--ladders 300] [--seed 1] [--big 20] [--fields 0,1]
+    python tools/ladder_calibration.py --round-robin [--leagues 400] [--seed 1]
 
 Prints the markdown table of docs/statistics.md ("The server's leaderboard"):
 for each field, the share of 95% rank ranges holding the true rank and their mean
@@ -11,6 +12,11 @@ right (and how many there were), the share of 95% rating intervals holding the
 true (centred) rating and their mean width, and the identical pair's mean share
 in one order when the two are adjacent. ``referee/server/calibration.py``
 defines the ladders.
+
+With ``--round-robin``: the same rating intervals as ``referee tournament`` shows
+them, over double round robins of eight bots (the schedule fixed), at several
+gaps between neighbours, with and without draws (docs/statistics.md, "Rating
+intervals in tournaments").
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from referee.server.calibration import calibrate_ladder  # noqa: E402
+from referee.server.calibration import calibrate_ladder, calibrate_round_robin  # noqa: E402
 from referee.stats.calibration import LEVELS  # noqa: E402
 
 # (name, versions, gap in Elo, matches, share of draws between equals, ladders scale)
@@ -37,6 +43,26 @@ FIELDS = (
     ("sixteen, clear", 16, 50.0, 400, 0.0, 0.5),
     ("sixteen, close", 16, 20.0, 400, 0.0, 0.5),
 )
+# Tournament pools: gaps in Elo between neighbours, share of draws between equals.
+ROUND_ROBIN_GAPS = (0.0, 50.0, 100.0, 200.0, 300.0, 400.0)
+ROUND_ROBIN_DRAWS = (0.0, 0.3)
+
+
+def round_robin_table(leagues: int, seed: int) -> None:
+    print(
+        "| gap (Elo) | drawn between equals | leagues | rating interval holds |"
+        " its mean width (Elo) | lowest per true place | clean sweeps: n, held |"
+    )
+    print("|---:|---:|---:|---:|---:|---:|---:|")
+    for k, gap in enumerate(ROUND_ROBIN_GAPS):
+        for j, draws in enumerate(ROUND_ROBIN_DRAWS):
+            cal = calibrate_round_robin(8, gap, 2, leagues, seed + 100 * k + 10 * j, draws)
+            sweeps = f"{cal.sweeps}, {cal.sweep_coverage:.3f}" if cal.sweeps else "0"
+            print(
+                f"| {gap:g} | {draws:.0%} | {cal.leagues} | {cal.rating_coverage:.4f} |"
+                f" {cal.rating_width:.0f} | {min(cal.by_rank):.3f} | {sweeps} |",
+                flush=True,
+            )
 
 
 def main() -> None:
@@ -45,8 +71,14 @@ def main() -> None:
     ap.add_argument("--big", type=int, default=20, help="ladders of 51 versions, 4,000 matches")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--fields", help="comma-separated row numbers to run (from 0), default all")
+    ap.add_argument("--round-robin", action="store_true", help="the tournament pools' table")
+    ap.add_argument("--leagues", type=int, default=400, help="round robins per row")
     args = ap.parse_args()
     start = time.monotonic()
+    if args.round_robin:
+        round_robin_table(args.leagues, args.seed)
+        footer(args.seed, start)
+        return
     print(
         "| field | versions | gap (Elo) | matches | ladders | 95% range holds true rank |"
         " mean width |",
@@ -73,10 +105,14 @@ def main() -> None:
             f" {cal.rating_coverage:.4f} | {cal.rating_width:.0f} | {cal.copies_mean:.3f} |",
             flush=True,
         )
+    footer(args.seed, start)
+
+
+def footer(seed: int, start: float) -> None:
     when = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
     load = os.getloadavg()[0]
     print(
-        f"\n{when}, seed {args.seed}, 1000 draws per leaderboard,"
+        f"\n{when}, seed {seed}, 1000 draws per leaderboard,"
         f" {time.monotonic() - start:.0f} s, load {load:.1f}"
     )
 

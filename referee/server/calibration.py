@@ -26,6 +26,8 @@ from typing import NamedTuple
 import numpy as np
 
 from ..stats.calibration import LEVELS
+from ..tournament.schedule import Played
+from ..tournament.standings import Standing, ratings
 from .matchmaking import choose_pair, leaderboard_order, rate
 
 
@@ -80,13 +82,20 @@ def simulate_ladder(
         assert pair is not None  # at least two versions are present
         a, b = pair
         last = frozenset(pair)
-        p = 1.0 / (1.0 + 10.0 ** ((elo[b] - elo[a]) / 400.0))
-        # Draws take equal shares from both sides, so a's expected score stays p.
-        drawn = 4.0 * draws * p * (1.0 - p)
-        u = rng.random()
-        winner = None if u < drawn else 0 if u < drawn + p - drawn / 2 else 1
-        results.append((a, b, winner, 0, 0))
+        results.append((a, b, play_match(elo, a, b, draws, rng), 0, 0))
     return present, results
+
+
+def play_match(
+    elo: np.ndarray, a: int, b: int, draws: float, rng: np.random.Generator
+) -> int | None:
+    """The winning seat (0: a, 1: b) or None for a draw of one match: a's expected
+    score is the Bradley-Terry ``p``; a share ``4 * draws * p * (1 - p)`` is drawn,
+    taken equally from both sides, so the expected score stays p."""
+    p = 1.0 / (1.0 + 10.0 ** ((elo[b] - elo[a]) / 400.0))
+    drawn = 4.0 * draws * p * (1.0 - p)
+    u = rng.random()
+    return None if u < drawn else 0 if u < drawn + p - drawn / 2 else 1
 
 
 def calibrate_ladder(
@@ -146,4 +155,66 @@ def calibrate_ladder(
         rating_width / total,
         float(np.mean(copies)) if copies else float("nan"),
         sure / len(copies) if copies else float("nan"),
+    )
+
+
+# -- a tournament's pool: the same ratings over a round robin ------------------
+
+
+class RoundRobinCalibration(NamedTuple):
+    leagues: int
+    rating_coverage: float  # share of 95% rating intervals holding the true centred rating
+    rating_width: float  # their mean width (Elo)
+    # The same for the bots that won every match (an unbounded likelihood, held in
+    # by the fit's prior only): how many there were, and the share covered.
+    sweeps: int
+    sweep_coverage: float
+    by_rank: list[float]  # coverage per true rank (best first; the copies share one)
+
+
+def calibrate_round_robin(
+    n: int, gap: float, legs: int, leagues: int, seed: int, draws: float = 0.0
+) -> RoundRobinCalibration:
+    """Simulate ``leagues`` round robins of ``n`` bots (``legs`` meetings per pair,
+    seats alternating) with true Elo ratings ``gap`` apart (``true_elos``: two
+    identical copies) and check the 95% rating intervals that ``referee
+    tournament`` shows (``standings.ratings``, the ladder's posterior with the
+    round robin as the fixed schedule) against the true ratings, centred."""
+    rng = np.random.default_rng(seed)
+    covered = total = sweeps = sweep_covered = 0
+    width = 0.0
+    by_rank = np.zeros((n, 2))  # per true rank (best first): covered, total
+    for t in range(leagues):
+        elo = true_elos(n, gap, rng)
+        games = []
+        for leg in range(legs):
+            for a in range(n):
+                for b in range(a + 1, n):
+                    x, y = (a, b) if leg % 2 == 0 else (b, a)
+                    seat = play_match(elo, x, y, draws, rng)
+                    winner = None if seat is None else (x, y)[seat]
+                    mid = f"pool-{x:02d}-{y:02d}-{leg + 1}"
+                    games.append(Played(mid, (x, y), (0.0, 0.0), (0.0, 0.0), winner))
+        rows = [Standing(rank=0, bot=i, name=str(i)) for i in range(n)]
+        ratings(rows, games, seed=seed + t)
+        centred = elo - elo.mean()
+        for r in rows:
+            assert r.rating_low is not None and r.rating_high is not None
+            holds = r.rating_low <= centred[r.bot] <= r.rating_high
+            covered += int(holds)
+            width += r.rating_high - r.rating_low
+            total += 1
+            rank = int(np.sum(elo > elo[r.bot]))
+            by_rank[rank] += (int(holds), 1)
+            if sum(g.winner == r.bot for g in games) == legs * (n - 1):
+                sweeps += 1
+                sweep_covered += int(holds)
+    seen = by_rank[:, 1] > 0
+    return RoundRobinCalibration(
+        leagues,
+        covered / total,
+        width / total,
+        sweeps,
+        sweep_covered / sweeps if sweeps else float("nan"),
+        [float(c / k) for c, k in by_rank[seen]],
     )

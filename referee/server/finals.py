@@ -57,7 +57,7 @@ def live_summary(runner: Runner, resolved: Resolved) -> dict[str, Any]:
     names = runner.names
     played = runner.pool_played()
     standings = rank_pool(names, played, samples=0)
-    if played:  # rank ranges are cheap; the ratings' bootstrap is not
+    if played:  # rank ranges only: the live view has no rating intervals
         rank_uncertainty(standings, played, LIVE_RANK_SAMPLES)
     rows = []
     for s in standings:

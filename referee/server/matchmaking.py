@@ -1,7 +1,7 @@
 """Ratings and pairings of the ladder: plain synchronous code, no I/O.
 
 Ratings are the Bradley-Terry fit that ``referee tournament`` uses
-(``tournament/standings.py``), over the finished ladder matches between each bot's
+(``stats/ladder.py``), over the finished ladder matches between each bot's
 current version; their intervals, rank ranges and order probabilities come from
 draws of the fit's posterior (``stats/ladder.py``), checked for calibration against
 simulated ladders that use this module's pairing (``server/calibration.py``).
@@ -25,9 +25,8 @@ from collections.abc import Sequence
 import msgspec
 import numpy as np
 
-from ..stats.ladder import LADDER_DRAWS, ladder_posterior, own_likelihood_bounds
+from ..stats.ladder import ELO, LADDER_DRAWS, bradley_terry_ratings
 from ..stats.ranks import adjacent_order, rank_intervals
-from ..tournament.standings import ELO, RATING_PRIOR, _fit_bt
 
 
 class Rated(msgspec.Struct):
@@ -66,10 +65,10 @@ def rate(
     """Ratings of ``versions`` (in that order) from (version0, version1, winner seat,
     faults0, faults1) results. A version without games gets a wide interval.
 
-    The rating is ``referee tournament``'s Bradley-Terry fit (``_fit_bt``), centred
-    on the versions that have played; its 95% interval, the rank range and
-    ``order_prob`` come from ``samples`` draws of the fit's posterior with the
-    schedule held fixed (``stats/ladder.py``). The matches are first counted into
+    The rating is the Bradley-Terry fit that ``referee tournament`` uses
+    (``stats/ladder.py``, ``bradley_terry_ratings``), centred on the versions that
+    have played; its 95% interval, the rank range and ``order_prob`` come from
+    ``samples`` draws of the fit's posterior with the schedule held fixed. The matches are first counted into
     score and game matrices, so the cost does not grow with their number."""
     index = {v: i for i, v in enumerate(versions)}
     n = len(versions)
@@ -98,30 +97,23 @@ def rate(
         games[b, a] += 1.0
     if n == 0:
         return out
-    raw = _fit_bt(score[None], games[None], tol=1e-9)[0]
-    post = ladder_posterior(raw, games, RATING_PRIOR, samples, seed)
+    fit = bradley_terry_ratings(score, games, samples, seed)
+    post = fit.posterior
     played = np.isfinite(post.point)
-    own_low, own_high = own_likelihood_bounds(raw, score, games, RATING_PRIOR)
-    centre = float(raw[played].mean()) if played.any() else 0.0
     for i in np.flatnonzero(played):
         out[i].rating = round(float(post.point[i] * ELO), 1)
     if samples > 0 and played.any():
-        low = np.percentile(post.rating[:, played], 2.5, axis=0) * ELO
-        high = np.percentile(post.rating[:, played], 97.5, axis=0) * ELO
         rank_low, rank_high = rank_intervals(post.draws)
         ranked = [i for i in leaderboard_order(out) if played[i]]
         for upper, prob in zip(ranked, adjacent_order(post.draws, ranked), strict=False):
             out[upper].order_prob = round(prob, 3)
-    for k, i in enumerate(np.flatnonzero(played)):
+    for i in np.flatnonzero(played):
         r = out[i]
         if samples > 0:
             # The wider of the posterior's interval and the version's own
-            # likelihood-ratio one (the others held at their ratings), which follows
-            # the skew of a version's likelihood where the normal draws do not: the
-            # posterior's alone held the true rating 94% of the time in simulated
-            # ladders, the wider of the two 95-97% (docs/statistics.md).
-            r.low = round(float(min(low[k], (own_low[i] - centre) * ELO)), 1)
-            r.high = round(float(max(high[k], (own_high[i] - centre) * ELO)), 1)
+            # likelihood-ratio one (``bradley_terry_ratings``).
+            r.low = round(float(fit.low[i] * ELO), 1)
+            r.high = round(float(fit.high[i] * ELO), 1)
             r.rank_low, r.rank_high = rank_low[i], rank_high[i]
         else:
             r.low, r.high = r.rating - UNRATED_WIDTH / 2, r.rating + UNRATED_WIDTH / 2

@@ -107,8 +107,17 @@ class Dashboard:
 STANDINGS_CAPTION = (
     "# by bal. Final: mean over opponents of the mean Final against each. "
     "rank 95% and P(above next): draws of a model of the Final scores per pair, "
-    "schedule fixed. rating: Bradley-Terry on wins, does not rank."
+    "schedule fixed. rating: Bradley-Terry on wins, does not rank; its 95% CI from "
+    "the fit's posterior, schedule fixed."
 )
+
+
+def rating_interval(s: Standing) -> str:
+    """The rating's 95% interval as [low, high] (it is often far from symmetric:
+    a bot that won everything has a long upper side), empty if not computed."""
+    if s.rating_low is None or s.rating_high is None:
+        return ""
+    return f"[{s.rating_low:+.0f}, {s.rating_high:+.0f}]"
 
 
 def standings_table(rows: list[Standing], title: str, full: bool = True) -> Table:
@@ -129,7 +138,7 @@ def standings_table(rows: list[Standing], title: str, full: bool = True) -> Tabl
     for s in rows:
         rating = [f"{s.rating:+.0f}"]
         if full:
-            rating.append(f"{s.rating_low:+.0f}..{s.rating_high:+.0f}")
+            rating.append(rating_interval(s))
         rating.append(
             str(s.rank_low) if s.rank_low == s.rank_high else f"{s.rank_low}-{s.rank_high}"
         )

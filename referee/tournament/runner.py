@@ -155,7 +155,7 @@ class Runner:
         else:
             played = self.pool_played()
             self.live_standings = rank_pool(self.names, played, samples=0)
-            if played:  # rank ranges are cheap; the ratings' bootstrap is not
+            if played:  # rank ranges only: the live view has no rating intervals
                 rank_uncertainty(self.live_standings, played, LIVE_RANK_SAMPLES)
 
     def replan(self) -> list[MatchPlan]:

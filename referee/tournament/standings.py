@@ -17,11 +17,12 @@ from collections.abc import Sequence
 import msgspec
 import numpy as np
 
+from ..stats.ladder import ELO, LADDER_DRAWS, bradley_terry_ratings
 from ..stats.league import RANK_DRAWS, LeagueModel, fit_league, settle_pairs
 from ..stats.ranks import adjacent_order, rank_intervals
 from .schedule import Played, TablePlayed
 
-BOOTSTRAP_SAMPLES = 400
+RATING_DRAWS = LADDER_DRAWS  # posterior draws for the rating intervals
 # Where each figure of the standings comes from (results.json "figures", and the
 # caption under the standings on screen).
 FIGURES = {
@@ -32,9 +33,10 @@ FIGURES = {
     "of the Final scores, schedule fixed",
     "order_prob": "share of the same draws with the bot above the next one",
     "rating": "Bradley-Terry on match wins, informative only (does not rank)",
+    "rating_low/rating_high": "95% interval of the rating: draws of the Bradley-Terry "
+    "fit's posterior, schedule fixed, or the bot's own likelihood-ratio interval "
+    "where wider (the server ladder's)",
 }
-RATING_PRIOR = 1.0  # drawn virtual games against a fixed opponent: keeps ratings finite
-ELO = 400.0 / np.log(10.0)  # natural-log strength to the Elo scale
 
 
 class Standing(msgspec.Struct):
@@ -54,8 +56,9 @@ class Standing(msgspec.Struct):
     faults: int = 0  # fault records over all pool matches
     disqualified: int = 0  # pool matches in which the bot was disqualified
     rating: float = 0.0  # Bradley-Terry, Elo scale, mean 0
-    rating_low: float = 0.0  # 95% bootstrap interval
-    rating_high: float = 0.0
+    # Its 95% interval (``ratings``); None while not computed (live standings).
+    rating_low: float | None = None
+    rating_high: float | None = None
     # 95% range of the bot's rank over draws from the pair-means model of the Final
     # scores (stats/league.py), and the share of draws in which it stays above the
     # bot ranked next (None for the last bot).
@@ -69,12 +72,12 @@ def _r6(x: float) -> float:
 
 
 def rank_pool(
-    names: Sequence[str], games: Sequence[Played], samples: int = BOOTSTRAP_SAMPLES
+    names: Sequence[str], games: Sequence[Played], samples: int = RATING_DRAWS
 ) -> list[Standing]:
     """Standings from the pool matches played so far (complete or not). ``samples``
-    bootstrap resamples give the rating intervals (0: point ratings only and no
-    rank ranges, for the live dashboard and the finals' seeding); rank ranges come
-    from RANK_DRAWS draws of the league model."""
+    posterior draws give the rating intervals (0: point ratings only and no rank
+    ranges, for the live dashboard and the finals' seeding); rank ranges come from
+    RANK_DRAWS draws of the league model."""
     n = len(names)
     rows = [Standing(rank=0, bot=i, name=names[i]) for i in range(n)]
     fsum = [0.0] * n
@@ -228,89 +231,44 @@ def cross_table(n: int, games: Sequence[Played]) -> list[list[CrossCell]]:
     return cells
 
 
-def _fit_bt(
-    score: np.ndarray, games: np.ndarray, iters: int = 100, tol: float = 1e-9
-) -> np.ndarray:
-    """Bradley-Terry log-strengths by Newton's method on the log-likelihood, batched.
-
-    score[..., i, j] is what i scored against j (1 a win, 0.5 a draw), games[..., i, j]
-    the number of games. Every bot also has RATING_PRIOR drawn games against a
-    virtual opponent of strength 0, so a bot that won (or lost) everything still
-    gets a finite rating and the Hessian is always invertible. Newton needs about
-    ten steps where the classic MM iteration needs hundreds, which matters for
-    the bootstrap. Returns log-strengths, shape score.shape[:-1].
-    """
-    n = score.shape[-1]
-    theta = np.zeros(score.shape[:-1])
-    won = score.sum(axis=-1) + 0.5 * RATING_PRIOR
-    eye = np.eye(n, dtype=bool)
-    for _ in range(iters):
-        # P[..., i, j]: the chance that i beats j under the current strengths.
-        prob = 1.0 / (1.0 + np.exp(theta[..., None, :] - theta[..., :, None]))
-        virtual = 1.0 / (1.0 + np.exp(-theta))
-        grad = won - (games * prob).sum(axis=-1) - RATING_PRIOR * virtual
-        w = games * prob * (1.0 - prob)
-        hess = np.where(eye, 0.0, w)
-        diag = -w.sum(axis=-1) - RATING_PRIOR * virtual * (1.0 - virtual)
-        hess = hess + diag[..., :, None] * eye
-        step = np.linalg.solve(hess, grad[..., None])[..., 0]
-        # Damped: a lopsided resample can ask for a huge first step.
-        step = np.clip(step, -2.0, 2.0)
-        theta = theta - step
-        if np.max(np.abs(step)) < tol:
-            break
-    return theta
-
-
 def ratings(
     rows: Sequence[Standing],
     games: Sequence[Played],
-    samples: int = BOOTSTRAP_SAMPLES,
+    samples: int = RATING_DRAWS,
     seed: int = 20260101,
 ) -> None:
-    """Fill in Bradley-Terry ratings (Elo scale, centred on 0) and 95% intervals
-    from a bootstrap over the matches, with a fixed seed so output is reproducible."""
+    """Fill in Bradley-Terry ratings (Elo scale, centred on the bots that have
+    played) and, with ``samples`` > 0, their 95% intervals: the server ladder's
+    (``stats.ladder.bradley_terry_ratings``: draws of the fit's posterior with the
+    schedule as played, widened to each bot's own likelihood-ratio interval where
+    that is wider), with a fixed seed so output is reproducible. A bot that won
+    (or lost) everything gets a finite, wide, one-sided interval. With ``samples``
+    0, or for a bot without games, there is no interval (None)."""
     n = len(rows)
     if n == 0:
         return
-    pairs = np.array([g.seats for g in games], dtype=np.int64).reshape(-1, 2)
+    seats = np.array([g.seats for g in games], dtype=np.int64).reshape(-1, 2)
     first = np.array(
         [1.0 if g.winner == g.seats[0] else 0.5 if g.winner is None else 0.0 for g in games]
     )
-
-    flat_ij = pairs[:, 0] * n + pairs[:, 1]
-    flat_ji = pairs[:, 1] * n + pairs[:, 0]
-
-    def matrices(weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        # weights: (B, M) how often each match is drawn in each resample
-        b = weights.shape[0]
-        score = np.zeros((b, n * n))
-        count = np.zeros((b, n * n))
-        for k in range(b):
-            w = weights[k]
-            score[k] = np.bincount(flat_ij, w * first, n * n) + np.bincount(
-                flat_ji, w * (1.0 - first), n * n
-            )
-            count[k] = np.bincount(flat_ij, w, n * n) + np.bincount(flat_ji, w, n * n)
-        return score.reshape(b, n, n), count.reshape(b, n, n)
-
-    base = _fit_bt(*matrices(np.ones((1, len(games)))))[0]
-    point = (base - base.mean()) * ELO
-    low = high = point
-    if len(games) and samples > 0:
-        rng = np.random.default_rng(seed)
-        draws = rng.integers(0, len(games), size=(samples, len(games)))
-        weights = np.zeros((samples, len(games)))
-        np.add.at(weights, (np.arange(samples)[:, None], draws), 1.0)
-        # Interval ends need less precision than the point estimate.
-        boot = _fit_bt(*matrices(weights), tol=1e-6)
-        boot = (boot - boot.mean(axis=1, keepdims=True)) * ELO
-        low = np.percentile(boot, 2.5, axis=0)
-        high = np.percentile(boot, 97.5, axis=0)
+    score = np.zeros((n, n))
+    count = np.zeros((n, n))
+    np.add.at(score, (seats[:, 0], seats[:, 1]), first)
+    np.add.at(score, (seats[:, 1], seats[:, 0]), 1.0 - first)
+    np.add.at(count, (seats[:, 0], seats[:, 1]), 1.0)
+    np.add.at(count, (seats[:, 1], seats[:, 0]), 1.0)
+    fit = bradley_terry_ratings(score, count, samples, seed)
     for r in rows:
-        r.rating = round(float(point[r.bot]), 1)
-        r.rating_low = round(float(low[r.bot]), 1)
-        r.rating_high = round(float(high[r.bot]), 1)
+        point = float(fit.posterior.point[r.bot])
+        if not np.isfinite(point):  # no games yet: no rating
+            r.rating, r.rating_low, r.rating_high = 0.0, None, None
+            continue
+        r.rating = round(float(point * ELO), 1)
+        if samples > 0:
+            r.rating_low = round(float(fit.low[r.bot] * ELO), 1)
+            r.rating_high = round(float(fit.high[r.bot] * ELO), 1)
+        else:
+            r.rating_low = r.rating_high = None
 
 
 # -- tables (games of more than two players) ----------------------------------
