@@ -1,7 +1,7 @@
 """Strength tables of the sample bots: real matches through the CLI.
 
     python tools/strength.py [--part classic chaos gain timing] [-j 2]
-        [--classic-seeds 10] [--chaos-seeds 2] [--gain-seeds 10]
+        [--classic-seeds 10] [--chaos-seeds 2] [--gain-seeds 10] [--first-seed 1]
 
 Prints markdown tables (used for docs/bots.md):
 
@@ -559,6 +559,11 @@ def main() -> int:
         nargs="+",
         default=["random", "h-pi", "h-histtheirs", "h-ensemble", "h-ensemble-slow"],
     )
+    p.add_argument(
+        "--first-seed",
+        type=int,
+        help="classic, historic, noloss: start at this seed (default 1, or 101 with --tune)",
+    )
     p.add_argument("-j", type=int, default=2)
     p.add_argument("--cli", action="store_true", help="every match through referee match")
     p.add_argument(
@@ -567,8 +572,9 @@ def main() -> int:
     args = p.parse_args()
     global IN_PROCESS
     IN_PROCESS = not args.cli
+    first_seed = args.first_seed or (101 if args.tune else 1)
     if "classic" in args.part:
-        field_table("roshambo", 1000, args.classic_seeds, args.j)
+        field_table("roshambo", 1000, args.classic_seeds, args.j, first_seed=first_seed)
     if "historic" in args.part:
         # The classic field enlarged by the historic bots; --tune plays the tuning
         # set on seeds 101.. instead of the reported set on seeds 1.. .
@@ -579,14 +585,14 @@ def main() -> int:
             args.classic_seeds,
             args.j,
             extra=list(historic_bots(which)),
-            first_seed=101 if args.tune else 1,
+            first_seed=first_seed,
             with_se=True,
         )
     if "noloss" in args.part:
         noloss_table(
             args.noloss_opponents,
             args.noloss_seeds,
-            101 if args.tune else 1,
+            first_seed,
             args.j,
         )
     if "chaos" in args.part:
