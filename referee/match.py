@@ -529,7 +529,7 @@ class Match:
     ) -> list[int]:
         """Poll each live bot's process tree; returns seats over a limit. ``sent``:
         when the turns of ``step`` went out, if they are being waited for. ``skip``:
-        seats already faulted that are not out yet (the handshake's)."""
+        seats already faulted that are not out yet (the handshake's, a step's)."""
         now = time.monotonic()
         if not force and now < self._next_watch:
             return []
@@ -723,18 +723,21 @@ class Match:
         if not seats:
             return
         for seat in seats:
-            s = self.seats[seat]
-            s.verdict.disqualified = True
-            if s.bot is not None and not s.bot.exited:
-                s.bot.kill()
-                s.verdict.killed_by_referee = True
-            # Its escapees too, at once: they must not go on taking CPU or memory
-            # from the match while it plays on.
-            kill_cgroup(s)
+            self.seats[seat].verdict.disqualified = True
+            self._stop(seat)
         self.game.disqualify(self._state, seats)
         event = Event(n=step, kind="disqualified", seats=seats)
         self.writer.write(event)
         self.events.append(event)
+
+    def _stop(self, seat: int) -> None:
+        """Kill a seat's bot that is going out, and its escapees too, at once: they
+        must not go on taking CPU or memory from the match while it plays on."""
+        s = self.seats[seat]
+        if s.bot is not None and not s.bot.exited and not s.verdict.killed_by_referee:
+            s.bot.kill()
+            s.verdict.killed_by_referee = True
+        kill_cgroup(s)
 
     def _take_line(self, seat: int, step: int) -> tuple[bytes, float] | None:
         """The next line that counts for ``step``, if it has arrived: its reply, or a
@@ -867,15 +870,21 @@ class Match:
             if waiting:
                 wait = min(deadline[seat] for seat in waiting) - monotonic()
                 await mux.wait(min(wait, WATCHDOG_PERIOD))
-                for seat in self._watchdog(step, force=False, sent=sent):
+                for seat in self._watchdog(step, force=False, sent=sent, skip=rnd.fatal):
+                    # Out at this step, whether its reply is still awaited or has come
+                    # (a seat that answered at once and then hogs a CPU or memory while
+                    # its opponent thinks is the usual case: left in, it went on taking
+                    # from its opponent, each reading recorded the fault again, and it
+                    # went out only later). Stopped now; disqualified with the step.
+                    rnd.fatal.append(seat)
+                    rnd.faulted = True
+                    self._stop(seat)
                     if seat in waiting:
                         waiting.remove(seat)
                         # The step records why its reply is missing (the fault the
                         # reading just recorded), as ``referee verify`` asks.
                         last = self.judge.seat_faults[seat][-1]
                         rnd.faults[seat] = Fault(last.kind, last.detail)
-                        rnd.fatal.append(seat)
-                        rnd.faulted = True
 
     def _crowder(self, seat: int, kind: FaultKind) -> tuple[int, int, int] | None:
         """For a seat whose bot died (a crash): the other seat that may have made
@@ -1018,11 +1027,17 @@ class Match:
                     continue
             obs0, obs1 = encode_turns(state)
             # Both turns first, then wait for either reply.
+            sending = monotonic()
             if send0(obs0 + b"\n"):
                 want_write(b0)
             if send1(obs1 + b"\n"):
                 want_write(b1)
             sent = monotonic()
+            # On one CPU a woken bot may run before the referee is back from the
+            # write, and answer before ``sent``: it owed its move meanwhile (the
+            # CPU-share watchdog weighs CPU against the time owed).
+            c0.owed_s += sent - sending
+            c1.owed_s += sent - sending
             # SeatClock.deadline, inlined: this loop runs tens of thousands of times a second.
             d0 = sent + move_s + c0.bank
             d1 = sent + move_s + c1.bank
@@ -1179,6 +1194,7 @@ class Match:
                 self._disqualify(fatal, step)
                 continue
             obs: list[Any] = [None] * nseats
+            sending = time.monotonic()
             for seat in asked:
                 s = seats[seat]
                 bot = s.bot
@@ -1188,6 +1204,8 @@ class Match:
                 mux.send(bot, body + b"\n")
                 s.owed.append(step)
             sent = time.monotonic()
+            for seat in asked:  # owed while the turns went out (as in the pair loop)
+                clocks[seat].owed_s += sent - sending
             deadline = [clock.deadline(sent) for clock in clocks]
             rnd = _Round(nseats)
             await self._collect(step, list(asked), sent, deadline, rnd, decode)

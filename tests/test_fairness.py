@@ -46,8 +46,22 @@ def test_a_spare_cpu_may_be_pondered_on() -> None:
     assert _play(FairShare(2, 2), 50, (0.05, 0.15), (0.1, 0.0))
 
 
-def test_computing_when_nobody_waits_is_not_counted() -> None:
-    assert _play(FairShare(2, 1), 1000, (0.0, 0.1), (0.0, 0.0)) == []
+def test_computing_while_the_referee_works_between_rounds_takes_its_cpu() -> None:
+    # Nobody owes a move: the referee is reading replies and sending turns. On one CPU
+    # a busy seat takes that CPU from it (and slows the whole match); on two it may
+    # use the one the referee does not need.
+    assert {seat for seat, _ in _play(FairShare(2, 1), 20, (0.0, 0.1), (0.0, 0.0))} == {1}
+    assert _play(FairShare(2, 2), 1000, (0.0, 0.1), (0.0, 0.0)) == []
+
+
+def test_a_hog_whose_own_processes_slow_its_replies_is_named() -> None:
+    # Measured on one CPU with a cpu cgroup per seat: the hog answers at once, but its 8
+    # busy processes delay each reply, so it owes a move for 0.03 s of each 0.1 s and
+    # gets half the CPU; its opponent owes 0.092 s of it. Counting the time nobody owed
+    # (the referee's) as free let its excess settle just under the limit, and the
+    # opponent's match took twice as long.
+    over = _play(FairShare(2, 1), 20, (0.048, 0.049), (0.092, 0.03))
+    assert {seat for seat, _ in over} == {1}
 
 
 def test_a_seat_thinking_alone_may_use_every_cpu() -> None:

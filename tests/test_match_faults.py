@@ -384,3 +384,29 @@ def test_a_bot_over_a_limit_during_its_handshake_is_out_at_once_with_one_fault(t
         [PY, "-m", "referee", "verify", str(replay)], capture_output=True, text=True
     )
     assert check.returncode == 0, check.stdout + check.stderr
+
+
+def test_a_limit_a_bot_breaks_after_answering_puts_it_out_at_that_round(tmp_path, bot_copy):
+    # Seat 1 answers round 3 at once and then holds 300 MiB (limit 100, no cgroup:
+    # sampled) while seat 0 sleeps over its own move. The readings taken while seat 0's
+    # reply was awaited found seat 1 over the limit, but it had answered, so it was
+    # left in: each later reading recorded the fault again and it went out only a
+    # round later (a CPU-share fault, which decays, could be recorded and then lost).
+    bot_copy("faulty.py")
+    faulty = tmp_path / "faulty.py"
+    replay = tmp_path / "memafter.jsonl"
+    result = match_json(
+        f"{PY} {faulty} sleep 3 1.5",
+        f"{PY} {faulty} memafter 3 300",
+        *("--rounds", "10", "--cgroups", "off", "--memory-mib", "100"),
+        *("--move-timeout", "10", "--replay", str(replay)),
+    )
+    v1 = result["seats"][1]["verdict"]
+    assert v1["status"] == "memory_limit" and v1["disqualified"], v1
+    assert [(f["round"], f["kind"]) for f in v1["faults"]] == [(3, "memory_limit")], v1
+    events = [(e.n, e.kind, e.seats) for e in read_replay(replay).events]
+    assert (3, "disqualified", [1]) in events, events
+    check = subprocess.run(
+        [PY, "-m", "referee", "verify", str(replay)], capture_output=True, text=True
+    )
+    assert check.returncode == 0, check.stdout + check.stderr

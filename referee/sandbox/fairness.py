@@ -10,7 +10,10 @@ what a bot does right after it answers (a flush, a garbage collection). On one C
 pondering while the opponent thinks is not allowed at all: the thinking seat is owed
 the CPU. While both owe a move, each may use its share (the CPUs divided by the
 seats), however many threads it runs; while a seat alone owes a move it may use every
-CPU of its match, and when nobody owes anything nobody's use is counted.
+CPU of its match. When nobody owes a move the referee is working (reading the replies,
+applying the rules, sending the next turns): it is owed one CPU, and each seat may use
+the rest, plus the tolerance. On one CPU a bot that keeps computing after it answers
+thus slows the whole match, its opponent's moves included, and is judged for it.
 
 The driver reports, at each reading, each seat's tree CPU so far and the wall time it
 has owed a move so far (its reply times summed, plus the time since a turn it still
@@ -69,6 +72,8 @@ class FairShare:
         self.spare = max(self.cpus - (self.seats - 1), 0)
         # A seat's part of the CPUs while every seat owes a move.
         self.share = self.cpus / max(self.seats, 1)
+        # The CPUs a seat may use while nobody owes a move (the referee's turn: one).
+        self.between = self.cpus - 1
 
     def observe(
         self,
@@ -99,16 +104,19 @@ class FairShare:
         for seat, seat_used in enumerate(used):
             mine = owed[seat]
             others = max((owed[o] for o in range(len(owed)) if o != seat), default=0.0)
-            # How the interval splits, taking the split most favourable to the seat
-            # (the two owed times overlapping as far as they can): both owing, only
-            # another owing (contested), the seat alone owing or nobody (free).
+            # How the interval splits, the owed times overlapping as far as they can
+            # (they do: every seat is sent its turn at once, so the one that answers
+            # first owed only while the other did too): both owing, only another
+            # owing (contested), the seat alone owing, nobody owing (the referee's).
             both = min(mine, others)
             contested = others - both
-            free = wall - contested - both  # the seat alone owing, or nobody
+            alone = mine - both
+            between = max(wall - contested - both - alone, 0.0)
             allowed = (
-                self.cpus * free
+                self.cpus * alone
                 + (self.share + TOLERANCE) * both
                 + (self.spare + TOLERANCE) * contested
+                + (self.between + TOLERANCE) * between
             )
             # What other work took from the opponents: at most what it took, and at
             # most how long they waited for a CPU while they owed a move. Weighed

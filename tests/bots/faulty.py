@@ -9,6 +9,7 @@ usage: faulty.py MODE ROUND
   noshadow answer ROUND asking for a shadow move without naming one (illegal)
   twice    answer ROUND with two lines
   crash5   (alias) exit at round 5
+  memafter answer ROUND, then hold PAUSE MiB of touched memory (and play on)
 Plays "rock" otherwise. Standard library only.
 """
 
@@ -50,3 +51,7 @@ for line in sys.stdin:
                 pass
     out.write(reply)
     out.flush()
+    if r == at and mode == "memafter":
+        held = bytearray(int(pause) << 20)  # zero pages: touch each one
+        for i in range(0, len(held), 4096):
+            held[i] = 1
