@@ -145,8 +145,8 @@ class Server:
             wait_for(self._listening, 60, f"the server did not listen (log: {self.log})")
         )
         self.url = f"http://127.0.0.1:{self.port}"
-        # A request may wait for a validation match, which a loaded machine's niced
-        # bots took over 60 s to play.
+        # A request may wait for a validation match, which a loaded machine's (then
+        # niced) bots took over 60 s to play.
         self.client = httpx.Client(base_url=self.url, timeout=TIMEOUT_S)
         wait_for(self._up, 60, f"the server did not answer (log: {self.log})")
 
