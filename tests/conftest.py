@@ -95,8 +95,11 @@ def unprivileged_referee() -> tuple[str, ...] | None:
 # its waits; the server files' ladders no longer wait behind niced bots.)
 LONGEST_FIRST = (
     "test_zoo.py",
+    "test_rank_calibration.py",
+    "test_ladder_calibration.py",
     "test_tournament.py",
     "test_sprt.py",
+    "test_runtimes.py",
     "test_server.py",
     "test_tournament_tables.py",
     "test_deception_bots.py",
@@ -110,7 +113,6 @@ LONGEST_FIRST = (
     "test_fuzz_output.py",
     "test_server_uploads.py",
     "test_server_cluster.py",
-    "test_runtimes.py",
     "test_match_faults.py",
     "test_stats.py",
     "test_sprt_estimates.py",
