@@ -91,30 +91,34 @@ def unprivileged_referee() -> tuple[str, ...] | None:
 # files in collection order (--no-loadscope-reorder: by default pytest-xdist hands them
 # out by their number of tests instead, which put long files of few tests last); the
 # longest files go first so that none of them starts last and leaves the other worker
-# idle.
+# idle. (Order of 2026-11-29: each file timed alone on one CPU, by its CPU time and
+# its waits; the server files' ladders no longer wait behind niced bots.)
 LONGEST_FIRST = (
     "test_zoo.py",
+    "test_rank_calibration.py",
+    "test_ladder_calibration.py",
     "test_tournament.py",
-    "test_server.py",
-    "test_server_crash.py",
-    "test_server_ops.py",
-    "test_season.py",
     "test_sprt.py",
-    "test_deception_bots.py",
-    "test_tournament_tables.py",
-    "test_fuzz_output.py",
-    "test_languages.py",
-    "test_server_finals.py",
-    "test_sloppy_determinism.py",
-    "test_gauntlet.py",
-    "test_server_cluster.py",
-    "test_sample_bots.py",
     "test_runtimes.py",
+    "test_server.py",
+    "test_tournament_tables.py",
+    "test_deception_bots.py",
+    "test_languages.py",
+    "test_gauntlet.py",
+    "test_sample_bots.py",
+    "test_server_ops.py",
+    "test_cluster.py",
+    "test_sloppy_determinism.py",
+    "test_season.py",
+    "test_fuzz_output.py",
+    "test_server_uploads.py",
+    "test_server_cluster.py",
     "test_match_faults.py",
     "test_stats.py",
     "test_sprt_estimates.py",
     "test_viewer.py",
-    "test_server_uploads.py",
+    "test_server_crash.py",
+    "test_server_finals.py",
 )
 
 

@@ -29,6 +29,11 @@ rounds = {rounds}
 parallel = {parallel}
 validation_rounds = 100
 random_share = 0.2
+# The matches run at the tests' own priority: the server's niced matches (nice 10
+# by default) got a tenth of a CPU beside the other test worker, so every test that
+# waits for one waited ten times as long (docs/server.md advises nice = 0 on a shared
+# machine too). tests/test_server_nice.py checks ladder.nice itself.
+nice = 0
 
 [registration]
 mode = "{mode}"
@@ -51,25 +56,16 @@ finalists = 2
 best_of = 1
 rounds = 200
 
-# Wide: the bots run niced below the tests' own processes, and a loaded machine
-# starved them past a 5 s handshake (a crasher's exit code was not even seen) and a
-# 1 s move. No test here waits for these limits to run out.
+# Wide: a loaded machine starved the (then niced) bots past a 5 s handshake (a
+# crasher's exit code was not even seen) and a 1 s move. No test here waits for
+# these limits to run out.
 [limits]
 move_timeout = 10.0
 handshake_timeout = 60.0
-
-[[bot]]
-name = "random"
-command = "random"
-
-[[bot]]
-name = "cycler"
-command = "cycler"
-
-[[bot]]
-name = "markov-c"
-command = "markov-c"
 """
+
+# The house bots of the test competitions' ladder: two Python bots and a C one.
+HOUSE_BOTS = ("random", "cycler", "markov-c")
 
 
 def free_port() -> int:
@@ -102,9 +98,12 @@ def write_config(
     parallel: int = 1,
     mode: str = "open",
     per_hour: int = 12,
+    bots: tuple[str, ...] = HOUSE_BOTS,
 ) -> Path:
     path = directory / "competition.toml"
-    path.write_text(CONFIG.format(rounds=rounds, parallel=parallel, mode=mode, per_hour=per_hour))
+    text = CONFIG.format(rounds=rounds, parallel=parallel, mode=mode, per_hour=per_hour)
+    text += "".join(f'\n[[bot]]\nname = "{bot}"\ncommand = "{bot}"\n' for bot in bots)
+    path.write_text(text)
     return path
 
 
@@ -146,8 +145,8 @@ class Server:
             wait_for(self._listening, 60, f"the server did not listen (log: {self.log})")
         )
         self.url = f"http://127.0.0.1:{self.port}"
-        # A request may wait for a validation match, which a loaded machine's niced
-        # bots took over 60 s to play.
+        # A request may wait for a validation match, which a loaded machine's (then
+        # niced) bots took over 60 s to play.
         self.client = httpx.Client(base_url=self.url, timeout=TIMEOUT_S)
         wait_for(self._up, 60, f"the server did not answer (log: {self.log})")
 

@@ -3,6 +3,7 @@ loopback, bots shipped as verified archives, a worker killed mid-tournament."""
 
 from __future__ import annotations
 
+import importlib.util
 import io
 import json
 import os
@@ -20,9 +21,10 @@ import msgspec
 import pytest
 import trio
 
-try:
-    import distributed  # noqa: F401  (a dev dependency: CI installs it with the others)
-except ImportError:
+# Looked for, not imported: importing it takes seconds, which every test process that
+# only collects this file (each worker of make test) paid; the tests import it when
+# they make an executor (referee.tournament.cluster).
+if importlib.util.find_spec("distributed") is None:  # a dev dependency: CI installs it
     from conftest import IN_CI, skip_or_fail
 
     if not IN_CI:

@@ -17,7 +17,11 @@ ROUNDS = 20_000
 def test_kill_9_mid_match_loses_nothing(tmp_path: Path) -> None:
     # 20,000 rounds: a C bot's match lasts over a second even on an idle machine (2,000
     # rounds took 0.14 s, and the match could end between finding it and looking for it).
-    config = write_config(tmp_path, rounds=ROUNDS, parallel=1, mode="invite")
+    # House bots in C too: a Python bot's 20,000-round match takes many times as long,
+    # and c-bot's first ladder match waits for the one already on.
+    config = write_config(
+        tmp_path, rounds=ROUNDS, parallel=1, mode="invite", bots=("cycler-c", "markov-c")
+    )
     data = tmp_path / "data"
     server = Server(config, data)
     try:
@@ -39,6 +43,10 @@ def test_kill_9_mid_match_loses_nothing(tmp_path: Path) -> None:
             return None
 
         def snapshot_mid_match() -> tuple | None:
+            # Until c-bot's match is on, one request per look: the looks (every 50 ms)
+            # are not to take the CPU from the match they wait for.
+            if c_bot_mid_match() is None:
+                return None
             # What finished is read first, so that the kill follows the sight of the
             # running bot as closely as the test can make it.
             before = {m["id"]: m for m in server.json("/api/matches?status=done&limit=1000")}

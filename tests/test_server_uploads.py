@@ -5,6 +5,7 @@ and caps on uploads in flight."""
 
 from __future__ import annotations
 
+import functools
 import io
 import os
 import re
@@ -14,7 +15,7 @@ import sys
 import tarfile
 import time
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import httpx
@@ -74,64 +75,86 @@ def _deep(depth: int) -> str:
     return "d/" * depth + "main.py"
 
 
-HOSTILE: dict[str, tuple[bytes, str]] = {
+# Each archive is made when a test first asks for it (``hostile``), not at import:
+# the header bomb alone packs 200 MiB, which every test process that only collects
+# this file (each worker of make test) paid for.
+HOSTILE: dict[str, tuple[Callable[[], bytes], str]] = {
     # 20,000 directories deep in one member's name: a few hundred bytes packed.
-    "deep.tar.gz": (_tar([(_deep(20_000), BOT)]), "nested 20001 deep, over the limit of 32"),
+    "deep.tar.gz": (
+        lambda: _tar([(_deep(20_000), BOT)]),
+        "nested 20001 deep, over the limit of 32",
+    ),
     "deep-dirs.tar.gz": (
-        _tar([("d/" * 33, None), ("main.py", BOT)]),
+        lambda: _tar([("d/" * 33, None), ("main.py", BOT)]),
         "nested 33 deep, over the limit of 32",
     ),
-    "deep.zip": (_zip([(_deep(5_000), BOT)]), "nested 5001 deep, over the limit of 32"),
-    "twice.tar.gz": (_tar([("main.py", BOT), ("main.py", BOT)]), "the name appears twice"),
+    "deep.zip": (lambda: _zip([(_deep(5_000), BOT)]), "nested 5001 deep, over the limit of 32"),
+    "twice.tar.gz": (lambda: _tar([("main.py", BOT), ("main.py", BOT)]), "the name appears twice"),
     "twice-dot.tar": (
-        _tar([("main.py", BOT), ("./main.py", BOT)], mode="w"),
+        lambda: _tar([("main.py", BOT), ("./main.py", BOT)], mode="w"),
         "the name appears twice",
     ),
-    "twice.zip": (_zip([("main.py", BOT), ("main.py", BOT)]), "the name appears twice"),
+    "twice.zip": (lambda: _zip([("main.py", BOT), ("main.py", BOT)]), "the name appears twice"),
     "file-then-dir.tar.gz": (
-        _tar([("lib", BOT), ("lib/x.py", BOT), ("main.py", BOT)]),
+        lambda: _tar([("lib", BOT), ("lib/x.py", BOT), ("main.py", BOT)]),
         "lib is both a file and a directory",
     ),
     "dir-then-file.zip": (
-        _zip([("lib/x.py", BOT), ("lib", BOT), ("main.py", BOT)]),
+        lambda: _zip([("lib/x.py", BOT), ("lib", BOT), ("main.py", BOT)]),
         "lib is both a directory and a file",
     ),
-    "long-name.tar.gz": (_tar([("x" * 300 + ".py", BOT)]), "name too long"),
+    "long-name.tar.gz": (lambda: _tar([("x" * 300 + ".py", BOT)]), "name too long"),
     "many-dirs.tar.gz": (
-        _tar([(f"d{i}/", None) for i in range(30)] + [("main.py", BOT)]),
+        lambda: _tar([(f"d{i}/", None) for i in range(30)] + [("main.py", BOT)]),
         "too many directories: more than 20",
     ),
     # A header bomb: members by the thousand, each a few bytes packed.
     "headers.tar.gz": (
-        _tar([("d/", None)] * 5000),
+        lambda: _tar([("d/", None)] * 5000),
         "too many archive members: more than 40",
     ),
     "headers.zip": (
-        _zip([(f"f{i}.py", b"") for i in range(5000)]),
+        lambda: _zip([(f"f{i}.py", b"") for i in range(5000)]),
         "too many archive members: 5000, over 40",
     ),
-    "bomb.tar.gz": (_tar([("main.py", b"\0" * (5 << 20))]), "a file unpacks to more than 4 MiB"),
+    "bomb.tar.gz": (
+        lambda: _tar([("main.py", b"\0" * (5 << 20))]),
+        "a file unpacks to more than 4 MiB",
+    ),
     "bombs.zip": (
-        _zip([(f"f{i}.py", b"\0" * (1 << 20)) for i in range(6)]),
+        lambda: _zip([(f"f{i}.py", b"\0" * (1 << 20)) for i in range(6)]),
         "the archive unpacks to more than 4 MiB",
     ),
     "long-header.tar.gz": (
-        _long_name_header(1 << 20),
+        lambda: _long_name_header(1 << 20),
         "an archive header of 1,048,576 bytes (a long name or PAX header), over the limit",
     ),
-    "long-header.tar": (_long_name_header(1 << 20, compress=False), "over the limit of 64 KiB"),
+    "long-header.tar": (
+        lambda: _long_name_header(1 << 20, compress=False),
+        "over the limit of 64 KiB",
+    ),
     "header-bomb.tar.gz": (
-        _long_name_header(200 << 20),
+        lambda: _long_name_header(200 << 20),
         "the archive unpacks to more than 4 MiB (stopped while decompressing)",
     ),
-    "truncated.tar.gz": (_tar([("main.py", BOT * 1000)])[:-40], "not a readable tar archive"),
-    "garbage.zip": (b"PK\x03\x04" + b"\xff" * 100, "not a readable zip archive"),
+    "truncated.tar.gz": (
+        lambda: _tar([("main.py", BOT * 1000)])[:-40],
+        "not a readable tar archive",
+    ),
+    "garbage.zip": (lambda: b"PK\x03\x04" + b"\xff" * 100, "not a readable zip archive"),
 }
+
+
+@functools.cache
+def hostile(filename: str) -> tuple[bytes, str]:
+    """The archive ``filename`` of HOSTILE and the reason it must be refused with."""
+    make, reason = HOSTILE[filename]
+    return make(), reason
 
 
 @pytest.mark.parametrize("filename", sorted(HOSTILE))
 def test_hostile_archive_is_refused_with_its_reason(tmp_path: Path, filename: str) -> None:
-    data, reason = HOSTILE[filename]
+    data, reason = hostile(filename)
     source = tmp_path / "body"
     source.write_bytes(data)
     store = tmp_path / "versions"
@@ -363,7 +386,7 @@ def test_refusals_read_by_the_client_and_counted(server: Server, tmp_path: Path)
     assert "cannot reach" not in proc.stderr and "Broken pipe" not in proc.stderr
     # Hostile archives over HTTP: each a 400 with its reason, quickly, nothing left.
     for filename in ("deep.tar.gz", "twice.tar.gz"):
-        data, reason = HOSTILE[filename]
+        data, reason = hostile(filename)
         started = _cpu_s(server.proc.pid)  # the server's CPU time, not the wall clock's
         r = server.upload(dave, data, filename=filename, name="hostile")
         assert r.status_code == 400 and reason in r.json()["error"], r.text
@@ -401,7 +424,7 @@ def test_the_upload_form_is_received_the_same_way(server: Server) -> None:
     for size in (260 << 10, 600 << 10):
         r = post("big.py", b"#" * size)
         assert r.status_code == 413 and "over the limit of 256 KiB" in r.text, r.status_code
-    r = post("deep.tar.gz", HOSTILE["deep.tar.gz"][0])
+    r = post("deep.tar.gz", hostile("deep.tar.gz")[0])
     assert r.status_code == 400 and "nested 20001 deep" in r.text
     assert not _leftovers(server)
     browser.close()
