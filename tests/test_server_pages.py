@@ -123,7 +123,7 @@ def test_pages_for_people(tmp_path: Path) -> None:
         assert cells[1] == "&ndash;", cells
         assert cells[4] == "", cells  # no order probability while provisional
         assert "provisional" in cells[5], cells
-        low_high = re.fullmatch(r"([+-]\d+) \.\. ([+-]\d+)", cells[6])
+        low_high = re.fullmatch(r"\[([+-]\d+), ([+-]\d+)\]", cells[6])
         assert cells[6] == "&ndash;" or (low_high and low_high[1] != low_high[2]), cells
         assert re.fullmatch(
             r'v1 <span class="muted" title="\d{4}-\d\d-\d\dT[\d:]+Z">just now</span>', cells[10]
