@@ -67,6 +67,8 @@ def test_finals_freeze_the_ladder_and_publish_the_bracket(tmp_path: Path) -> Non
     results = json.loads((data / "finals" / "results.json").read_text())
     index = (site / "index.html").read_text()
     assert "<h1>Test &lt;ladder&gt;: finals</h1>" in index
+    # The subtitle's parts are set apart alike ("4 matches&middot; ratings" was not).
+    assert f"{len(results['matches'])} matches &middot; ratings: Bradley-Terry" in index
     standings = index[index.index('id="standings"') : index.index("</table>")]
     for s in results["standings"]:
         ranks = f"{s['rank_low']}" + (

@@ -58,8 +58,13 @@ def main() -> None:
         choices=[f[0] for f in FIELDS],
         help="only this field (repeatable; default all); --settle-leagues 0 skips settling",
     )
+    ap.add_argument("--settle-only", action="store_true", help="only the --until-settled table")
     args = ap.parse_args()
     start = time.monotonic()
+    if args.settle_only:
+        settle_table(args.settle_leagues, args.seed)
+        footer(args.seed, args.samples, start)
+        return
     print("| field | bots | gap | leagues | 95% range holds true rank | mean width |", end="")
     print(" orders called >= 0.95 |", end="")
     print("".join(f" right at >= {p} ± se (n) |" for p in LEVELS), end="")
@@ -81,28 +86,33 @@ def main() -> None:
         )
         print(f"{name}: {time.monotonic() - start_field:.0f} s", file=sys.stderr)
     print()
-    if args.settle_leagues <= 0:
-        settle_run: tuple[tuple[str, tuple[float, ...] | float, int], ...] = ()
-    else:
-        settle_run = SETTLE
+    if args.settle_leagues > 0:
+        settle_table(args.settle_leagues, args.seed)
+    footer(args.seed, args.samples, start)
+
+
+def settle_table(leagues: int, seed: int) -> None:
+    """The settled league against a balanced one of the same number of matches."""
     print(
         "| field (8 bots, 2 legs) | extra matches | leagues | adjacent orders right:"
         " settled | balanced | whole order right: settled | balanced |"
     )
     print("|---|---:|---:|---:|---:|---:|---:|")
-    for k, (name, gap, budget) in enumerate(settle_run):
+    for k, (name, gap, budget) in enumerate(SETTLE):
         s, b, s_all, b_all = settle_versus_balanced(
-            8, gap, 2, budget, args.settle_leagues, args.seed + 1000 + k, samples=400
+            8, gap, 2, budget, leagues, seed + 1000 + k, samples=400
         )
         print(
-            f"| {name} | {budget} | {args.settle_leagues} | {s:.3f} | {b:.3f} |"
-            f" {s_all:.3f} | {b_all:.3f} |",
+            f"| {name} | {budget} | {leagues} | {s:.3f} | {b:.3f} | {s_all:.3f} | {b_all:.3f} |",
             flush=True,
         )
+
+
+def footer(seed: int, samples: int, start: float) -> None:
     when = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
     load = os.getloadavg()[0]
     print(
-        f"\n{when}, seed {args.seed}, {args.samples} draws per league,"
+        f"\n{when}, seed {seed}, {samples} draws per league (400 when settling),"
         f" {time.monotonic() - start:.0f} s, load {load:.1f}"
     )
 

@@ -44,7 +44,7 @@ FIELDS = (
     ("sixteen, close", 16, 20.0, 400, 0.0, 0.5),
 )
 # Tournament pools: gaps in Elo between neighbours, share of draws between equals.
-ROUND_ROBIN_GAPS = (0.0, 50.0, 100.0, 200.0, 300.0, 400.0)
+ROUND_ROBIN_GAPS = (0.0, 50.0, 100.0, 200.0, 300.0, 400.0, 600.0, 800.0)
 ROUND_ROBIN_DRAWS = (0.0, 0.3)
 
 
