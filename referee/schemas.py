@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 from pathlib import Path
 from typing import Any
@@ -35,10 +36,26 @@ def all_schemas() -> dict[str, dict[str, Any]]:
 
 
 def _schema(tp: Any, description: str) -> dict[str, Any]:
-    schema = msgspec.json.schema(tp)
+    schema = _clean_descriptions(msgspec.json.schema(tp))
     schema["$comment"] = f"referee protocol v{PROTOCOL_VERSION}; generated, do not edit"
     schema["description"] = description
     return schema
+
+
+def _clean_descriptions(node: Any) -> Any:
+    """Docstring descriptions dedented (``inspect.cleandoc``) wherever they are: msgspec
+    0.23 dedents them itself and earlier releases do not, and the committed files
+    must not depend on which one is installed."""
+    if isinstance(node, dict):
+        return {
+            k: inspect.cleandoc(v)
+            if k == "description" and isinstance(v, str)
+            else _clean_descriptions(v)
+            for k, v in node.items()
+        }
+    if isinstance(node, list):
+        return [_clean_descriptions(v) for v in node]
+    return node
 
 
 def render(schema: dict[str, Any]) -> str:
