@@ -37,6 +37,14 @@ def run(tmp_path, faulty_args, rounds=30, extra=()):
     return result, read_replay(replay)
 
 
+def _assert_verifies(replay) -> None:
+    """``referee verify`` accepts the referee's own replay."""
+    check = subprocess.run(
+        [PY, "-m", "referee", "verify", str(replay)], capture_output=True, text=True
+    )
+    assert check.returncode == 0, check.stdout + check.stderr
+
+
 def test_sleeping_past_the_timeout_loses_one_round_and_the_late_reply_is_dropped(
     tmp_path, bot_copy
 ):
@@ -358,10 +366,7 @@ def test_a_limit_a_reading_finds_while_the_reply_is_awaited_verifies(tmp_path):
     assert v0["status"] == "memory_limit" and v0["disqualified"], v0
     step = read_replay(replay).steps[v0["round"] - 1]
     assert step.fault[0].kind == "memory_limit" and step.act[0] is None
-    check = subprocess.run(
-        [PY, "-m", "referee", "verify", str(replay)], capture_output=True, text=True
-    )
-    assert check.returncode == 0, check.stdout + check.stderr
+    _assert_verifies(replay)
 
 
 def test_a_bot_over_a_limit_during_its_handshake_is_out_at_once_with_one_fault(tmp_path):
@@ -380,10 +385,7 @@ def test_a_bot_over_a_limit_during_its_handshake_is_out_at_once_with_one_fault(t
     v0 = result["seats"][0]["verdict"]
     assert v0["disqualified"] and v0["status"] in ("memory_limit", "process_limit"), v0
     assert [(f["round"], f["kind"]) for f in v0["faults"]] == [(0, v0["status"])], v0
-    check = subprocess.run(
-        [PY, "-m", "referee", "verify", str(replay)], capture_output=True, text=True
-    )
-    assert check.returncode == 0, check.stdout + check.stderr
+    _assert_verifies(replay)
 
 
 def test_a_limit_a_bot_breaks_after_answering_puts_it_out_at_that_round(tmp_path, bot_copy):
@@ -406,7 +408,4 @@ def test_a_limit_a_bot_breaks_after_answering_puts_it_out_at_that_round(tmp_path
     assert [(f["round"], f["kind"]) for f in v1["faults"]] == [(3, "memory_limit")], v1
     events = [(e.n, e.kind, e.seats) for e in read_replay(replay).events]
     assert (3, "disqualified", [1]) in events, events
-    check = subprocess.run(
-        [PY, "-m", "referee", "verify", str(replay)], capture_output=True, text=True
-    )
-    assert check.returncode == 0, check.stdout + check.stderr
+    _assert_verifies(replay)
