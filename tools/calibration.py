@@ -28,11 +28,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from referee.stats.calibration import LEVELS, calibrate, settle_versus_balanced  # noqa: E402
 
-FIELDS = (
-    ("well separated", 8, 1.0),
-    ("close", 8, 0.4),
-    ("very close", 8, 0.25),
-    ("fourteen bots, close", 14, 0.4),
+# (name, bots, gap, spread): equally spaced strengths ``gap`` apart, or with a
+# spread, strengths drawn afresh for each league as normals of that standard
+# deviation (the same as the equally spaced field of that name: gap * sqrt((n^2 - 1) / 12)).
+FIELDS: tuple[tuple[str, int, float, float | None], ...] = (
+    ("well separated", 8, 1.0, None),
+    ("close", 8, 0.4, None),
+    ("very close", 8, 0.25, None),
+    ("fourteen bots, close", 14, 0.4, None),
+    ("close, normal strengths", 8, 0.4, 0.4 * math.sqrt(63 / 12)),
+    ("very close, normal strengths", 8, 0.25, 0.25 * math.sqrt(63 / 12)),
 )
 SETTLE = (
     ("clear and close gaps (1.2, 0.3)", (1.2, 0.3), 56),
@@ -70,11 +75,13 @@ def main() -> None:
     print("".join(f" right at >= {p} ± se (n) |" for p in LEVELS), end="")
     print(" identical pair: mean P | called >= 0.95 |")
     print("|---|---:|---:|---:|---:|---:|---:|" + "---:|" * len(LEVELS) + "---:|---:|")
-    for k, (name, n, gap) in enumerate(FIELDS):
+    for k, (name, n, gap, spread) in enumerate(FIELDS):
         if args.field and name not in args.field:
             continue
         start_field = time.monotonic()
-        cal = calibrate(n, gap, 2, args.leagues, args.seed + 100 * k, samples=args.samples)
+        cal = calibrate(
+            n, gap, 2, args.leagues, args.seed + 100 * k, samples=args.samples, spread=spread
+        )
         cells = "".join(
             f" {r:.3f} ± {binomial_se(r, c):.3f} ({c}) |" for c, r in cal.right_at.values()
         )

@@ -135,9 +135,14 @@ def calibrate(
     seed: int,
     samples: int = 1000,
     noisy: float = 3.0,
+    spread: float | None = None,
 ) -> Calibration:
     """Play ``leagues`` simulated round robins of ``legs`` legs on fresh fields
-    and check the ranges and order probabilities against the truth."""
+    and check the ranges and order probabilities against the truth.
+
+    With ``spread``, ``gap`` is ignored: each field's strengths are drawn afresh
+    as ``n`` independent normals of that standard deviation (uneven gaps, as the
+    model's exchangeable prior expects), instead of equally spaced."""
     rng = np.random.default_rng(seed)
     covered = width = total = 0
     hits: dict[float, list[int]] = {p: [0, 0] for p in LEVELS}
@@ -146,6 +151,9 @@ def calibrate(
     whole = 0
     orders = called = 0
     for t in range(leagues):
+        if spread is not None:
+            drawn = np.sort(rng.normal(0.0, spread, n))[::-1]
+            gap = tuple(float(g) for g in -np.diff(drawn))
         field = make_field(n, gap, rng, noisy=noisy)
         truth = true_strength(field)
         res = rank_league(n, *play(field, round_robin(n, legs), rng), samples, seed + t)
