@@ -236,6 +236,7 @@ class Champion(chaosbot.Bot):
         self.sim_scores = np.zeros((len(self.self_decays), nsim, n))
         self.sim_decay = np.array(self.self_decays).reshape(-1, 1, 1)
         self.sim_pred = np.full(nsim, n)
+        self.sim_pred_list = [n] * nsim
         # sim_pts[p, m]: what rotation r of a predictor that predicted p scores
         # against our move m (rotation r plays p + 1 + r, the ensemble's counter).
         self.sim_pts = np.array(
@@ -509,6 +510,7 @@ class Champion(chaosbot.Bot):
             nf = len(found)
             pred += [me[found[k] + 1] if k < nf else n for k in self.sim_lengths]
         self.sim_pred = np.array(pred)
+        self.sim_pred_list = pred  # the same, for cheap look-ups in _predictions
 
     def _contexts(self) -> None:
         """Each table's context for predicting the next round (ctx_prev, ctx_ok)."""
@@ -719,10 +721,11 @@ class Champion(chaosbot.Bot):
             # What each simulated ensemble plays: its best variant, if ahead.
             n = self.n
             flat = self.sim_scores.reshape(len(self.self_decays), -1)
-            for d, best in enumerate(flat.argmax(axis=1).tolist()):
+            tops = flat.max(axis=1).tolist()
+            for top, best in zip(tops, flat.argmax(axis=1).tolist(), strict=True):
                 p, r = divmod(best, n)
-                ours = int(self.sim_pred[p])
-                if flat[d, best] > 0 and ours < n:
+                ours = self.sim_pred_list[p]
+                if top > 0 and ours < n:
                     pred.append((ours + 1 + r) % n)
                 else:
                     pred.append(last_o)
