@@ -20,6 +20,9 @@ Predictors, each giving one move a round:
   * in classic RoShamBo, three plain predictors: their last move, our last move
     and their least played move (a switch-a-lot or flat player's next is read
     from these at once, where counts take hundreds of rounds to settle);
+  * in classic RoShamBo, the self-model: simulated decayed ensembles of
+    context predictors of OUR moves (the strongest historic readers), each
+    predicting the move such an opponent would play against us;
   * a random move, the hedge.
 Every prediction is played in every rotation (Iocaine's P.0, P.1, P.2 and the
 mirrored P'.0..2; with five moves all five offsets), and every variant is scored
@@ -136,6 +139,15 @@ REPLY_TABLE_DECAY = 0.95  # per showing of a move: their recent replies to it
 FORECAST_DECAY = 0.98  # scoring of the reply forecasters
 ENDGAME_MARGIN = 0.02  # expected credit asked beyond what raises the efficiency
 OFFERS_KEPT = 200  # recent expected credits an offer is ranked among
+# The self-model (classic RoShamBo only): simulated opponents of the strongest
+# kind, decayed ensembles of last-occurrence predictors of OUR next move (on the
+# joint history and on our own, at every context length here, each prediction
+# in its three rotations, scored with one of these decays, the best played, none
+# while no variant is ahead). What each would play is offered as a prediction of
+# their move, so the meta layer can play the counter to their counter. The
+# decays span fast to slow readers (chosen on the historic field's tuning set).
+SELF_LENGTHS = (1, 2, 3, 4, 5, 6, 7, 8)
+SELF_DECAYS = (0.85, 0.9, 0.95, 0.98)
 
 
 class History:
@@ -214,6 +226,28 @@ class Champion(chaosbot.Bot):
         self.classic = self.game != "chaos"
         self.plain = [k for k in PLAIN_SLOTS if k in PLAIN_PREDICTORS] if self.classic else []
         offsets += [m_offs if k == "ours" else p_offs for k in self.plain]
+        # The self-model (see SELF_LENGTHS): our own history's matches, and each
+        # simulated ensemble's scores [decay, predictor, rotation]; a predictor's
+        # prediction n means none (it scores nothing, as a random one would on
+        # average).
+        self.self_decays = SELF_DECAYS if self.classic else ()
+        self.own = History(n) if self.self_decays else None
+        nsim = 2 * len(SELF_LENGTHS)
+        self.sim_scores = np.zeros((len(self.self_decays), nsim, n))
+        self.sim_decay = np.array(self.self_decays).reshape(-1, 1, 1)
+        self.sim_pred = np.full(nsim, n)
+        self.sim_pred_list = [n] * nsim
+        # sim_pts[p, m]: what rotation r of a predictor that predicted p scores
+        # against our move m (rotation r plays p + 1 + r, the ensemble's counter).
+        self.sim_pts = np.array(
+            [
+                [[out[(p + 1 + r - m) % n] if p < n else 0 for r in range(n)] for m in range(n)]
+                for p in range(n + 1)
+            ],
+            float,
+        )
+        self.sim_lengths = [k - 1 for k in SELF_LENGTHS]
+        offsets += [p_offs] * len(self.self_decays)
 
         # Context tables.
         self.tables = TABLES + (RAW_TABLES if self.shadows else [])
@@ -428,6 +462,8 @@ class Champion(chaosbot.Bot):
         joint, theirs = self.hist
         joint.add(m * n + o_kept if (m >= 0 and o_kept >= 0) else -1)
         theirs.add(o_kept)
+        if self.own is not None:
+            self._self_model(m)
 
         # Context tables: last round's context row of each learns this round's move.
         self.inc_max *= self.max_step
@@ -458,6 +494,23 @@ class Champion(chaosbot.Bot):
         self._learn_reply(o, m)
         if t > self.watch_from:
             self._score_forecasts(t, o)
+
+    def _self_model(self, m: int) -> None:
+        """Score the simulated ensembles' predictors on our move m, then let each
+        predictor predict our next move (what followed the last occurrence)."""
+        own = self.own
+        assert own is not None
+        if m >= 0:
+            self.sim_scores *= self.sim_decay
+            self.sim_scores += self.sim_pts[self.sim_pred, m]
+        own.add(m)
+        me, n = self.me, self.n
+        pred = []
+        for found in (self.hist[0].found, own.found):
+            nf = len(found)
+            pred += [me[found[k] + 1] if k < nf else n for k in self.sim_lengths]
+        self.sim_pred = np.array(pred)
+        self.sim_pred_list = pred  # the same, for cheap look-ups in _predictions
 
     def _contexts(self) -> None:
         """Each table's context for predicting the next round (ctx_prev, ctx_ok)."""
@@ -664,6 +717,18 @@ class Champion(chaosbot.Bot):
                 pred.append(last_m)
             else:  # their least played move over the match (a flat player's next)
                 pred.append(int(self.counts[self.least_tab, 0, : self.n].argmin()))
+        if self.self_decays:
+            # What each simulated ensemble plays: its best variant, if ahead.
+            n = self.n
+            flat = self.sim_scores.reshape(len(self.self_decays), -1)
+            tops = flat.max(axis=1).tolist()
+            for top, best in zip(tops, flat.argmax(axis=1).tolist(), strict=True):
+                p, r = divmod(best, n)
+                ours = self.sim_pred_list[p]
+                if top > 0 and ours < n:
+                    pred.append((ours + 1 + r) % n)
+                else:
+                    pred.append(last_o)
         rows = self.count_rows.take(self.ctx_prev, axis=0)
         both = rows.dot(self.reply_or_likely).reshape(2 * self.ntab, self.n)
         return np.concatenate((pred, both.take(self.half_pick, axis=0).argmax(axis=1)))
