@@ -5,10 +5,10 @@ and a deceiver that spends its tokens where a shown move steers the opponent's r
 Idea (see docs/bots.md for the long form):
 
 Predictors, each giving one move a round:
-  * history matching on three histories (the joint one, the opponent's visible
-    moves, our own moves) at several lengths (the last occurrence of the last
-    1, 2, 3, 5 and 8 rounds, and the longest match up to 12), predicting the
-    opponent's next move and, for the joint and own histories, ours too;
+  * history matching on two histories (the joint one and the opponent's visible
+    moves) at several lengths (the last occurrence of the last 1, 2 and 4
+    rounds, and the longest match up to 10), predicting the opponent's next
+    move and, on the joint history, ours too;
   * context models: decayed counts of the opponent's next move after each
     context (nothing, its last move, our last move, the last joint round, the
     last two joint rounds, its last two, our last two), at two or four decay
