@@ -502,14 +502,16 @@ def test_champion_deceives_a_learner_in_the_endgame_for_positive_efficiency(cham
     assert scores[0]["deception_efficiency"] > 0.05, scores[0]
 
 
-def test_champion_timing_entry_point() -> None:
+@pytest.mark.parametrize("game", ["chaos", "classic"])
+def test_champion_timing_entry_point(game: str) -> None:
     proc = subprocess.run(
-        [sys.executable, str(PY_BOTS / "champion.py"), "--selftest-timing", "300"],
+        [sys.executable, str(PY_BOTS / "champion.py"), "--selftest-timing", "300", game],
         capture_output=True,
         text=True,
         timeout=120,
     )
     assert proc.returncode == 0, proc.stderr
+    assert f"rounds of {game} " in proc.stdout, proc.stdout
     found = re.search(r"median ([0-9.]+) us\s+p99 ([0-9.]+) us", proc.stdout)
     assert found is not None, proc.stdout
     assert all(0 < float(x) < 50_000 for x in found.groups()), proc.stdout

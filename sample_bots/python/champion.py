@@ -933,21 +933,25 @@ class _TimedChampion(Champion):
         return reply
 
 
-def selftest_timing(rounds: int) -> None:
-    """Per-move CPU time of whole turns (bookkeeping, learning, deciding), in-process."""
+def selftest_timing(rounds: int, game: str = "chaos") -> None:
+    """Per-move CPU time of whole turns (bookkeeping, learning, deciding), in-process,
+    in ``game`` ("chaos", or "classic": three moves, no tokens, the self-model on)."""
     import statistics
 
     _CPU.clear()
-    result = chaosbot.play(_TimedChampion, _Sparring, "chaos", rounds, seeds=(11, 22))
+    result = chaosbot.play(_TimedChampion, _Sparring, game, rounds, seeds=(11, 22))
     us = sorted(x / 1000 for x in _CPU)
     p99 = us[min(len(us) - 1, int(0.99 * len(us)))]
-    print(f"champion per-move cpu time over {rounds} rounds (in-process, no I/O):")
+    print(f"champion per-move cpu time over {rounds} rounds of {game} (in-process, no I/O):")
     print(f"  median {statistics.median(us):.1f} us   p99 {p99:.1f} us   max {us[-1]:.1f} us")
     print(f"  total {sum(us) / 1e6:.2f} s   points {result['points'][0]:+d}")
 
 
 if __name__ == "__main__":
     if len(sys.argv) >= 2 and sys.argv[1] == "--selftest-timing":
-        selftest_timing(int(sys.argv[2]) if len(sys.argv) > 2 else 20000)
+        selftest_timing(
+            int(sys.argv[2]) if len(sys.argv) > 2 else 20000,
+            sys.argv[3] if len(sys.argv) > 3 else "chaos",
+        )
     else:
         chaosbot.run(Champion)
