@@ -5,9 +5,10 @@ the larger run of tools/ladder_calibration.py)."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
-from referee.server.calibration import calibrate_ladder, calibrate_round_robin
+from referee.server.calibration import calibrate_ladder, calibrate_round_robin, true_elos
 from referee.server.matchmaking import leaderboard_order, rate
 from referee.stats.calibration import LEVELS
 
@@ -99,3 +100,17 @@ def test_tournament_rating_intervals_are_calibrated(
     assert cal.sweep_coverage == 1.0 or cal.sweeps == 0, cal
     if gap >= 200:
         assert cal.sweeps >= 3, cal  # the clean sweeps were there to check
+
+
+def test_simulated_ratings_are_evenly_spaced_or_drawn_as_normals() -> None:
+    """The two kinds of simulated field: seven ratings ``gap`` apart in a random
+    order, or (``spread``) drawn afresh as normals; version 0 is always a copy of
+    version 1."""
+    rng = np.random.default_rng(3)
+    even = true_elos(8, 10.0, rng)
+    assert even[0] == even[1]
+    assert sorted(even[1:]) == [-60.0, -50.0, -40.0, -30.0, -20.0, -10.0, 0.0]
+    drawn = np.array([true_elos(8, 10.0, rng, spread=20.0) for _ in range(2000)])
+    assert np.all(drawn[:, 0] == drawn[:, 1])
+    assert len(np.unique(drawn[:, 1:])) == 2000 * 7  # uneven, fresh for each field
+    assert 19.0 < float(drawn[:, 1:].std()) < 21.0

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import math
 import os
 import sys
 import time
@@ -43,6 +44,14 @@ FIELDS = (
     ("sixteen, clear", 16, 50.0, 400, 0.0, 0.5),
     ("sixteen, close", 16, 20.0, 400, 0.0, 0.5),
 )
+# Rows 8 and 9 (after the fifty-one-version row 7): the close and very close fields
+# with the seven distinct ratings drawn afresh for each ladder as normals of the
+# same spread as the equally spaced field (gap * sqrt(48 / 12), 60 and 20 Elo).
+NORMAL_FIELDS = (
+    ("close, normal ratings", 8, 30.0, 200, 0.0, 1.0),
+    ("very close, normal ratings", 8, 10.0, 200, 0.0, 1.0),
+)
+SPREAD = {name: gap * math.sqrt(48 / 12) for name, _, gap, *_ in NORMAL_FIELDS}
 # Tournament pools: gaps in Elo between neighbours, share of draws between equals.
 ROUND_ROBIN_GAPS = (0.0, 50.0, 100.0, 200.0, 300.0, 400.0, 600.0, 800.0)
 ROUND_ROBIN_DRAWS = (0.0, 0.3)
@@ -87,16 +96,24 @@ def main() -> None:
     print("".join(f" right at >= {p} (n) |" for p in LEVELS), end="")
     print(" rating interval holds | its mean width (Elo) | identical pair: mean P |")
     print("|---|---:|---:|---:|---:|---:|---:|" + "---:|" * len(LEVELS) + "---:|---:|---:|")
-    fields = [*FIELDS, ("fifty-one, close", 51, 10.0, 4000, 0.0, 0.0)]
+    fields = [*FIELDS, ("fifty-one, close", 51, 10.0, 4000, 0.0, 0.0), *NORMAL_FIELDS]
     chosen = {int(k) for k in args.fields.split(",")} if args.fields else set(range(len(fields)))
     for k, (name, n, gap, matches, draws, scale) in enumerate(fields):
+        spread = SPREAD.get(name)
         if k not in chosen:
             continue
         ladders = args.big if n == 51 else max(1, round(args.ladders * scale))
         if ladders <= 0:
             continue
         cal = calibrate_ladder(
-            n, gap, matches, ladders, args.seed + 100 * k, draws=draws, refresh=max(4, n // 4)
+            n,
+            gap,
+            matches,
+            ladders,
+            args.seed + 100 * k,
+            draws=draws,
+            refresh=max(4, n // 4),
+            spread=spread,
         )
         cells = "".join(f" {r:.3f} ({c}) |" for c, r in cal.right_at.values())
         print(

@@ -45,11 +45,18 @@ class LadderCalibration(NamedTuple):
     copies_sure: float
 
 
-def true_elos(n: int, gap: float, rng: np.random.Generator) -> np.ndarray:
+def true_elos(
+    n: int, gap: float, rng: np.random.Generator, spread: float | None = None
+) -> np.ndarray:
     """Ratings ``gap`` apart in a random order of the versions, versions 0 and 1
-    identical copies (the same rating)."""
-    ladder = -gap * np.arange(n - 1, dtype=float)
-    ladder = ladder[rng.permutation(n - 1)]
+    identical copies (the same rating). With ``spread``, the n - 1 distinct ratings
+    are drawn afresh as normals of that standard deviation instead (uneven gaps,
+    as the model's exchangeable prior expects)."""
+    if spread is not None:
+        ladder = rng.normal(0.0, spread, n - 1)
+    else:
+        ladder = -gap * np.arange(n - 1, dtype=float)
+        ladder = ladder[rng.permutation(n - 1)]
     return np.concatenate([[ladder[0]], ladder])
 
 
@@ -107,8 +114,10 @@ def calibrate_ladder(
     draws: float = 0.0,
     refresh: int = 4,
     samples: int = 1000,
+    spread: float | None = None,
 ) -> LadderCalibration:
-    """Simulate ``ladders`` ladders and check their final leaderboards."""
+    """Simulate ``ladders`` ladders and check their final leaderboards (with
+    ``spread``: ratings drawn as normals for each ladder, see ``true_elos``)."""
     rng = np.random.default_rng(seed)
     covered = width = total = 0
     rating_cover = 0
@@ -117,7 +126,7 @@ def calibrate_ladder(
     copies: list[float] = []
     sure = 0
     for t in range(ladders):
-        elo = true_elos(n, gap, rng)
+        elo = true_elos(n, gap, rng, spread)
         present, results = simulate_ladder(elo, matches, rng, draws, refresh)
         rated = rate(present, results, samples=samples, seed=seed + t)
         live = [k for k, r in enumerate(rated) if r.games]
