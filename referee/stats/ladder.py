@@ -30,10 +30,9 @@ the league's (the scatter in the noise's eigenbasis) took such a field's spread
 for noise (eight versions, each beating every one below it, got rank ranges of
 1-8), and the scatter less the mean noise (``total / chi2(m - 1) - noise``),
 which could not widen the rating intervals of such a field. (Neither that one
-nor the grid with a flat prior on tau meets the 0.8 level of ``order_prob`` in a
-very close field: a league whose noise scatters the ratings more draws a wider
-spread either way; the prior now leans to no spread below 100 Elo, where the
-data cannot tell, ``spread_prior``; docs/statistics.md has the numbers.) Given a
+nor the grid meets the 0.8 level of ``order_prob`` in a very close field: a
+league whose noise scatters the ratings more draws a wider spread either way;
+docs/statistics.md has the numbers.) Given a
 spread drawn from the grid (``SPREAD_GROUPS`` per refresh, each for a share of
 the draws), the draw is the normal posterior of the anchor fit's Laplace
 likelihood and the spread's prior (the prior's precision added to the
@@ -61,10 +60,6 @@ ELO = 400.0 / math.log(10.0)  # natural-log strength to the Elo scale
 MIN_SPREAD = 0.01  # natural-log units (under 2 Elo): the grid's smallest spread of the field
 MAX_SPREAD = 15.0  # its largest (a standard deviation of 2,606 Elo among the versions)
 SPREAD_GRID = np.geomspace(MIN_SPREAD, MAX_SPREAD, 64)  # spreads weighed per refresh
-# Below this spread (natural-log units, 100 Elo) the prior of tau is log-uniform, above it
-# flat: about twice the noise of one rating after 50 games, so a ladder's data can hardly
-# tell such a spread from none, and there the prior leans to none (docs/statistics.md).
-SPREAD_PRIOR_KNEE = 100.0 / ELO
 SPREAD_GROUPS = 20  # spreads drawn from that grid per refresh, each for a share of the draws
 
 
@@ -128,9 +123,8 @@ def spread_grid_posterior(
     - log det(Hessian) / 2. Each tau gets its own mode, so a field in strict order
     (whose likelihood keeps rising as the ratings move apart) is read as a wide
     spread, which a normal approximation at one fitted point reads as noise. The
-    prior of tau is log-uniform from ``MIN_SPREAD`` to ``SPREAD_PRIOR_KNEE`` and flat
-    from there to ``MAX_SPREAD`` (``spread_prior``); the upper end is what bounds the
-    spread of a field in strict order, whose data give it none.
+    prior of tau is flat from ``MIN_SPREAD`` to ``MAX_SPREAD``; the upper end is
+    what bounds the spread of a field in strict order, whose data give it none.
     Returns the weights (summing to 1), the modes (K, m) and the precisions
     (K, m, m) at them; m = score.shape[0]."""
     m = score.shape[0]
@@ -155,22 +149,10 @@ def spread_grid_posterior(
     loglik = (score * _log_sigmoid(d)).sum(axis=(1, 2))  # each game counted once per side
     logdet = np.linalg.slogdet(precision)[1]
     marginal = loglik - 0.5 * ridge * (theta**2).sum(axis=1) - m * np.log(taus) - 0.5 * logdet
-    # The prior's density times each geometric grid step's width (proportional to tau).
-    weight = np.exp(marginal - marginal.max()) * spread_prior(taus) * taus
+    # A flat prior on tau (the league model's too): on the geometric grid each step's
+    # weight is proportional to tau.
+    weight = np.exp(marginal - marginal.max()) * taus
     return weight / weight.sum(), theta, precision
-
-
-def spread_prior(taus: np.ndarray) -> np.ndarray:
-    """The prior density of the field's spread tau (natural-log units), up to a
-    constant: ``1 / tau`` below ``SPREAD_PRIOR_KNEE``, flat above, continuous at the
-    knee. A flat prior alone (the league model's) let a very close field (eight
-    versions 10 Elo apart, 200 matches, so each rating's noise is about 50 Elo) draw
-    spreads as wide as its noise happened to scatter the ratings, and orders called
-    at 0.8 were right about 0.72 of the time; log-uniform everywhere met that level
-    but narrowed the rating intervals of round robins far apart, whose spread only
-    the flat part bounds (docs/statistics.md has both)."""
-    out: np.ndarray = 1.0 / np.minimum(taus, SPREAD_PRIOR_KNEE)
-    return out
 
 
 def ladder_posterior(
