@@ -6,6 +6,7 @@ protocol through the real CLI."""
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterable
 
 import pytest
 from conftest import ROOT, match_json
@@ -130,19 +131,7 @@ def test_the_champion_beats_a_decayed_ensemble_by_modelling_it() -> None:
     picks before the self-model (pick rounds -2.8 ± 0.7 over tuning seeds
     101-300); with it, the champion foresees the ensemble's move and beats it
     (about +180 a match over tuning seeds 101-120)."""
-    import champion
-
-    points = []
-    for seed in (101, 102, 103):
-        seat = (seed - 1) % 2
-        pair = (champion.Champion, historic.TUNE["t-ensemble"])
-        result = chaosbot.play(
-            *(pair if seat == 0 else pair[::-1]),
-            game="roshambo",
-            rounds=1000,
-            seeds=(2 * seed, 2 * seed + 1),
-        )
-        points.append(result["points"][seat])
+    points = _champion_points("t-ensemble", (101, 102, 103))
     assert min(points) > 60, points
 
 
@@ -151,13 +140,19 @@ def test_the_champion_reads_a_flat_player_from_its_least_played_move() -> None:
     is read at once by the plain predictor of their least played move; the
     context models' counts alone gave about 113 points a match (tuning seeds
     101-110), the plain predictors about 207."""
+    points = _champion_points("t-flat", range(101, 107))
+    assert sum(points) / len(points) > 160, points
+
+
+def _champion_points(opponent: str, seeds: Iterable[int]) -> list[int]:
+    """The champion's points in 1,000-throw classic matches against a tuning-set bot,
+    one per seed, seats alternating as tools/strength.py has them."""
     import champion
 
-    seeds = range(101, 107)
     points = []
     for seed in seeds:
         seat = (seed - 1) % 2
-        pair = (champion.Champion, historic.TUNE["t-flat"])
+        pair = (champion.Champion, historic.TUNE[opponent])
         result = chaosbot.play(
             *(pair if seat == 0 else pair[::-1]),
             game="roshambo",
@@ -165,4 +160,4 @@ def test_the_champion_reads_a_flat_player_from_its_least_played_move() -> None:
             seeds=(2 * seed, 2 * seed + 1),
         )
         points.append(result["points"][seat])
-    assert sum(points) / len(points) > 160, points
+    return points
