@@ -31,13 +31,16 @@ from referee.stats.calibration import LEVELS, calibrate, settle_versus_balanced 
 # (name, bots, gap, spread): equally spaced strengths ``gap`` apart, or with a
 # spread, strengths drawn afresh for each league as normals of that standard
 # deviation (the same as the equally spaced field of that name: gap * sqrt((n^2 - 1) / 12)).
-FIELDS: tuple[tuple[str, int, float, float | None], ...] = (
+# With a pair of spreads, each league's spread is drawn log-uniformly between them
+# (a population of fields, from level to the well separated field's 2.3).
+FIELDS: tuple[tuple[str, int, float, float | tuple[float, float] | None], ...] = (
     ("well separated", 8, 1.0, None),
     ("close", 8, 0.4, None),
     ("very close", 8, 0.25, None),
     ("fourteen bots, close", 14, 0.4, None),
     ("close, normal strengths", 8, 0.4, 0.4 * math.sqrt(63 / 12)),
     ("very close, normal strengths", 8, 0.25, 0.25 * math.sqrt(63 / 12)),
+    ("spreads 0.1-2.3, normal strengths", 8, 0.0, (0.1, 2.3)),
 )
 SETTLE = (
     ("clear and close gaps (1.2, 0.3)", (1.2, 0.3), 56),
@@ -86,7 +89,8 @@ def main() -> None:
             f" {r:.3f} ± {binomial_se(r, c):.3f} ({c}) |" for c, r in cal.right_at.values()
         )
         print(
-            f"| {name} | {n} | {gap} | {cal.leagues} | {cal.coverage:.4f} |"
+            f"| {name} | {n} | {'–' if isinstance(spread, tuple) else gap} | {cal.leagues} |"
+            f" {cal.coverage:.4f} |"
             f" {cal.mean_width:.2f} | {cal.called_95:.3f} |{cells}"
             f" {cal.copies_mean:.3f} | {cal.copies_sure:.3f} |",
             flush=True,

@@ -3,6 +3,7 @@ rating intervals, from simulated ladders of versions with known ratings whose
 matches the server's own matchmaking chooses (pure code, no processes).
 
     python tools/ladder_calibration.py [--ladders 300] [--seed 1] [--big 20] [--fields 0,1]
+    python tools/ladder_calibration.py --fields 10,11   # the population of narrow fields
     python tools/ladder_calibration.py --round-robin [--leagues 400] [--seed 1]
 
 Prints the markdown table of docs/statistics.md ("The server's leaderboard"):
@@ -51,7 +52,19 @@ NORMAL_FIELDS = (
     ("close, normal ratings", 8, 30.0, 200, 0.0, 1.0),
     ("very close, normal ratings", 8, 10.0, 200, 0.0, 1.0),
 )
-SPREAD = {name: gap * math.sqrt(48 / 12) for name, _, gap, *_ in NORMAL_FIELDS}
+SPREAD: dict[str, float | tuple[float, float]] = {
+    name: gap * math.sqrt(48 / 12) for name, _, gap, *_ in NORMAL_FIELDS
+}
+# Rows 10 and 11: a population of narrow fields, each with its own spread drawn
+# log-uniformly between 5 and 100 Elo (normal ratings), by the matchmaking and on
+# pairs drawn at random (every version there from the start); a ladder of random
+# pairs costs a twentieth of one with the matchmaking, so it gets ten times as many.
+POPULATION_FIELDS = (
+    ("spreads 5-100 Elo", 8, 0.0, 200, 0.0, 1.0),
+    ("spreads 5-100 Elo, random pairs", 8, 0.0, 200, 0.0, 10.0),
+)
+SPREAD.update({name: (5.0, 100.0) for name, *_ in POPULATION_FIELDS})
+RANDOM_PAIRS = {"spreads 5-100 Elo, random pairs"}
 # Tournament pools: gaps in Elo between neighbours, share of draws between equals.
 ROUND_ROBIN_GAPS = (0.0, 50.0, 100.0, 200.0, 300.0, 400.0, 600.0, 800.0)
 ROUND_ROBIN_DRAWS = (0.0, 0.3)
@@ -96,7 +109,12 @@ def main() -> None:
     print("".join(f" right at >= {p} (n) |" for p in LEVELS), end="")
     print(" rating interval holds | its mean width (Elo) | identical pair: mean P |")
     print("|---|---:|---:|---:|---:|---:|---:|" + "---:|" * len(LEVELS) + "---:|---:|---:|")
-    fields = [*FIELDS, ("fifty-one, close", 51, 10.0, 4000, 0.0, 0.0), *NORMAL_FIELDS]
+    fields = [
+        *FIELDS,
+        ("fifty-one, close", 51, 10.0, 4000, 0.0, 0.0),
+        *NORMAL_FIELDS,
+        *POPULATION_FIELDS,
+    ]
     chosen = {int(k) for k in args.fields.split(",")} if args.fields else set(range(len(fields)))
     for k, (name, n, gap, matches, draws, scale) in enumerate(fields):
         spread = SPREAD.get(name)
@@ -114,10 +132,12 @@ def main() -> None:
             draws=draws,
             refresh=max(4, n // 4),
             spread=spread,
+            random_order=name in RANDOM_PAIRS,
         )
         cells = "".join(f" {r:.3f} ({c}) |" for c, r in cal.right_at.values())
         print(
-            f"| {name}{' (30% drawn between equals)' if draws else ''} | {n} | {gap:g} |"
+            f"| {name}{' (30% drawn between equals)' if draws else ''} | {n} |"
+            f" {'–' if isinstance(spread, tuple) else f'{gap:g}'} |"
             f" {matches} | {cal.ladders} | {cal.coverage:.4f} | {cal.mean_width:.2f} |{cells}"
             f" {cal.rating_coverage:.4f} | {cal.rating_width:.0f} | {cal.copies_mean:.3f} |",
             flush=True,

@@ -1,7 +1,7 @@
 """Simulated ladders of versions with known strengths, to check that the
 leaderboard's rating intervals, rank ranges and ``order_prob`` mean what they say
 (pure code, no processes). Used by ``tests/test_ladder_calibration.py`` and, at a
-larger size, by ``tools/calibration.py --ladder``, whose table is in
+larger size, by ``tools/ladder_calibration.py``, whose tables are in
 docs/statistics.md.
 
 A ladder here is the server's own loop without the matches: versions with true
@@ -15,7 +15,9 @@ played is never next). Version a's expected score against b is the Bradley-Terry
 ``4 * draws * p * (1 - p)`` (``draws`` between equals, fewer in lopsided pairs),
 otherwise won, with the draws taken equally from both sides so the expected
 score stays p; seats do not matter. At the end the leaderboard of every version that has played
-is checked against the truth.
+is checked against the truth. With ``random_order`` every version is there from the
+start and each match is between two versions drawn uniformly (the rating model
+alone, without the matchmaking's choices).
 """
 
 from __future__ import annotations
@@ -45,13 +47,19 @@ class LadderCalibration(NamedTuple):
     copies_sure: float
 
 
-def true_elos(
-    n: int, gap: float, rng: np.random.Generator, spread: float | None = None
-) -> np.ndarray:
+Spread = float | tuple[float, float] | None
+
+
+def true_elos(n: int, gap: float, rng: np.random.Generator, spread: Spread = None) -> np.ndarray:
     """Ratings ``gap`` apart in a random order of the versions, versions 0 and 1
     identical copies (the same rating). With ``spread``, the n - 1 distinct ratings
     are drawn afresh as normals of that standard deviation instead (uneven gaps,
-    as the model's exchangeable prior expects)."""
+    as the model's exchangeable prior expects); with a pair ``(low, high)`` of
+    spreads, the field's standard deviation is itself drawn first, log-uniformly
+    between them (a population of fields from nearly level to well spread)."""
+    if isinstance(spread, tuple):
+        low, high = spread
+        spread = float(np.exp(rng.uniform(np.log(low), np.log(high))))
     if spread is not None:
         ladder = rng.normal(0.0, spread, n - 1)
     else:
@@ -93,6 +101,19 @@ def simulate_ladder(
     return present, results
 
 
+def random_pairs(
+    elo: np.ndarray, matches: int, rng: np.random.Generator, draws: float = 0.0
+) -> tuple[list[int], list[tuple[int, int, int | None, int, int]]]:
+    """``matches`` matches between versions drawn uniformly, all present from the
+    start; returned as ``simulate_ladder`` returns them."""
+    n = len(elo)
+    results: list[tuple[int, int, int | None, int, int]] = []
+    for _ in range(matches):
+        a, b = (int(v) for v in rng.choice(n, 2, replace=False))
+        results.append((a, b, play_match(elo, a, b, draws, rng), 0, 0))
+    return list(range(n)), results
+
+
 def play_match(
     elo: np.ndarray, a: int, b: int, draws: float, rng: np.random.Generator
 ) -> int | None:
@@ -114,10 +135,13 @@ def calibrate_ladder(
     draws: float = 0.0,
     refresh: int = 4,
     samples: int = 1000,
-    spread: float | None = None,
+    spread: Spread = None,
+    random_order: bool = False,
 ) -> LadderCalibration:
     """Simulate ``ladders`` ladders and check their final leaderboards (with
-    ``spread``: ratings drawn as normals for each ladder, see ``true_elos``)."""
+    ``spread``: ratings drawn as normals for each ladder, see ``true_elos``; with
+    ``random_order``: pairs drawn uniformly instead of by the matchmaking, see
+    ``random_pairs``)."""
     rng = np.random.default_rng(seed)
     covered = width = total = 0
     rating_cover = 0
@@ -127,7 +151,10 @@ def calibrate_ladder(
     sure = 0
     for t in range(ladders):
         elo = true_elos(n, gap, rng, spread)
-        present, results = simulate_ladder(elo, matches, rng, draws, refresh)
+        if random_order:
+            present, results = random_pairs(elo, matches, rng, draws)
+        else:
+            present, results = simulate_ladder(elo, matches, rng, draws, refresh)
         rated = rate(present, results, samples=samples, seed=seed + t)
         live = [k for k, r in enumerate(rated) if r.games]
         truth = elo[[present[k] for k in live]]

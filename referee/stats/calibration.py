@@ -135,14 +135,16 @@ def calibrate(
     seed: int,
     samples: int = 1000,
     noisy: float = 3.0,
-    spread: float | None = None,
+    spread: float | tuple[float, float] | None = None,
 ) -> Calibration:
     """Play ``leagues`` simulated round robins of ``legs`` legs on fresh fields
     and check the ranges and order probabilities against the truth.
 
     With ``spread``, ``gap`` is ignored: each field's strengths are drawn afresh
     as ``n`` independent normals of that standard deviation (uneven gaps, as the
-    model's exchangeable prior expects), instead of equally spaced."""
+    model's exchangeable prior expects), instead of equally spaced. With a pair
+    ``(low, high)``, each field's standard deviation is itself drawn first,
+    log-uniformly between the two (a population of fields)."""
     rng = np.random.default_rng(seed)
     covered = width = total = 0
     hits: dict[float, list[int]] = {p: [0, 0] for p in LEVELS}
@@ -152,7 +154,10 @@ def calibrate(
     orders = called = 0
     for t in range(leagues):
         if spread is not None:
-            drawn = np.sort(rng.normal(0.0, spread, n))[::-1]
+            sd = spread
+            if isinstance(sd, tuple):
+                sd = float(np.exp(rng.uniform(np.log(sd[0]), np.log(sd[1]))))
+            drawn = np.sort(rng.normal(0.0, sd, n))[::-1]
             gap = tuple(float(g) for g in -np.diff(drawn))
         field = make_field(n, gap, rng, noisy=noisy)
         truth = true_strength(field)
