@@ -30,9 +30,11 @@ the league's (the scatter in the noise's eigenbasis) took such a field's spread
 for noise (eight versions, each beating every one below it, got rank ranges of
 1-8), and the scatter less the mean noise (``total / chi2(m - 1) - noise``),
 which could not widen the rating intervals of such a field. (Neither that one
-nor the grid meets the 0.8 level of ``order_prob`` in a very close field: a
-league whose noise scatters the ratings more draws a wider spread either way;
-docs/statistics.md has the numbers.) Given a
+nor the grid meets the 0.8 level of ``order_prob`` in one fixed very close
+field: a ladder whose noise scatters the ratings more draws a wider spread
+either way, and no prior on tau avoids that in the exact normal model
+(``tools/spread_limits.py``); over a population of narrow fields every level is
+met. docs/statistics.md has the numbers.) Given a
 spread drawn from the grid (``SPREAD_GROUPS`` per refresh, each for a share of
 the draws), the draw is the normal posterior of the anchor fit's Laplace
 likelihood and the spread's prior (the prior's precision added to the
