@@ -22,9 +22,11 @@ Prints markdown tables (used for docs/bots.md):
   historic bots (sample_bots/python/historic.py), mean ± standard error, losses
   (a mean more than 2 SE below 0) named; --tune plays the tuning set on seeds
   101.. instead of the reported set on seeds 1..;
-* noloss (not run by default): against the opponents where the champion's
-  result is near zero, the points of the rounds it played its meta layer's pick
-  (the random rounds score 0 in expectation), over --noloss-seeds matches;
+* noloss (not run by default): against the opponents of docs/bots.md's pick-round
+  table (random, and the historic bots whose matches came out near zero before the
+  champion's self-model; h-ensemble no longer does), the points of the rounds it
+  played its meta layer's pick (the random rounds score 0 in expectation), over
+  --noloss-seeds matches;
 * timing: the champion's per-move CPU time over a 20,000-round match in-process
   (median, p99), and its whole CPU time in a real 20,000-round match.
 
