@@ -5,12 +5,18 @@ the larger run of tools/ladder_calibration.py)."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from referee.server.calibration import calibrate_ladder, calibrate_round_robin, true_elos
 from referee.server.matchmaking import leaderboard_order, rate
 from referee.stats.calibration import LEVELS
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.mark.parametrize(("gap", "seed", "levels"), [(100.0, 51, LEVELS), (30.0, 52, (0.8,))])
@@ -143,3 +149,28 @@ def test_simulated_ratings_are_evenly_spaced_or_drawn_as_normals() -> None:
     assert 0.45 < float(np.mean(sd < 22.4)) < 0.6
     assert float(np.mean(sd < 8.0)) > 0.1 and float(np.mean(sd > 60.0)) > 0.1
     assert sd.max() < 250.0
+
+
+def test_the_exact_model_shows_what_priors_on_the_spread_do() -> None:
+    """tools/spread_limits.py, whose table docs/statistics.md shows, runs and says
+    what the docs draw from it: in a field of spread 20 Elo measured with 55 Elo of
+    noise, each prior that leans further to narrow fields calls the top pair at 0.8
+    less often (flat, log-uniform, tau^-2), and the flat prior's calls there are
+    right less often than promised."""
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "tools" / "spread_limits.py"), "--fields", "20000"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    ).stdout
+    rows = [line.split("|")[1:-1] for line in out.splitlines() if line.startswith("| drawn")]
+    assert [r[1].strip() for r in rows] == [
+        "flat (the ladder's)",
+        "log-uniform (tau^-1)",
+        "tau^-2",
+        "the true spread (oracle)",
+    ]
+    share, calls = zip(*(r[3].strip().rstrip(")").split(" (") for r in rows[:3]), strict=True)
+    assert int(calls[0]) > int(calls[1]) > int(calls[2]), calls
+    assert float(share[0]) < 0.8 - 0.02, share  # hundreds of calls: well below the level
