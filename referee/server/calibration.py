@@ -27,7 +27,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..stats.calibration import LEVELS
+from ..stats.calibration import LEVELS, Spread, field_spread
 from ..tournament.schedule import Played
 from ..tournament.standings import Standing, ratings
 from .matchmaking import choose_pair, leaderboard_order, rate
@@ -47,21 +47,16 @@ class LadderCalibration(NamedTuple):
     copies_sure: float
 
 
-Spread = float | tuple[float, float] | None
-
-
 def true_elos(n: int, gap: float, rng: np.random.Generator, spread: Spread = None) -> np.ndarray:
     """Ratings ``gap`` apart in a random order of the versions, versions 0 and 1
     identical copies (the same rating). With ``spread``, the n - 1 distinct ratings
     are drawn afresh as normals of that standard deviation instead (uneven gaps,
     as the model's exchangeable prior expects); with a pair ``(low, high)`` of
     spreads, the field's standard deviation is itself drawn first, log-uniformly
-    between them (a population of fields from nearly level to well spread)."""
-    if isinstance(spread, tuple):
-        low, high = spread
-        spread = float(np.exp(rng.uniform(np.log(low), np.log(high))))
-    if spread is not None:
-        ladder = rng.normal(0.0, spread, n - 1)
+    between them (``field_spread``)."""
+    sd = field_spread(spread, rng)
+    if sd is not None:
+        ladder = rng.normal(0.0, sd, n - 1)
     else:
         ladder = -gap * np.arange(n - 1, dtype=float)
         ladder = ladder[rng.permutation(n - 1)]

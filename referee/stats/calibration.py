@@ -127,6 +127,21 @@ class Calibration(NamedTuple):
     called_95: float  # share of adjacent orders (copies aside) given order_prob >= 0.95
 
 
+# A simulated field's spread: none (equally spaced strengths), one standard deviation,
+# or a pair (low, high) to draw each field's standard deviation from.
+Spread = float | tuple[float, float] | None
+
+
+def field_spread(spread: Spread, rng: np.random.Generator) -> float | None:
+    """The standard deviation of one simulated field's strengths: ``spread`` itself,
+    or for a pair ``(low, high)`` one drawn log-uniformly between the two (a
+    population of fields, from nearly level to well spread); None stays None."""
+    if isinstance(spread, tuple):
+        low, high = spread
+        return float(np.exp(rng.uniform(np.log(low), np.log(high))))
+    return spread
+
+
 def calibrate(
     n: int,
     gap: float | tuple[float, ...],
@@ -135,7 +150,7 @@ def calibrate(
     seed: int,
     samples: int = 1000,
     noisy: float = 3.0,
-    spread: float | tuple[float, float] | None = None,
+    spread: Spread = None,
 ) -> Calibration:
     """Play ``leagues`` simulated round robins of ``legs`` legs on fresh fields
     and check the ranges and order probabilities against the truth.
@@ -143,8 +158,8 @@ def calibrate(
     With ``spread``, ``gap`` is ignored: each field's strengths are drawn afresh
     as ``n`` independent normals of that standard deviation (uneven gaps, as the
     model's exchangeable prior expects), instead of equally spaced. With a pair
-    ``(low, high)``, each field's standard deviation is itself drawn first,
-    log-uniformly between the two (a population of fields)."""
+    ``(low, high)``, each field's standard deviation is itself drawn first
+    (``field_spread``)."""
     rng = np.random.default_rng(seed)
     covered = width = total = 0
     hits: dict[float, list[int]] = {p: [0, 0] for p in LEVELS}
@@ -153,10 +168,8 @@ def calibrate(
     whole = 0
     orders = called = 0
     for t in range(leagues):
-        if spread is not None:
-            sd = spread
-            if isinstance(sd, tuple):
-                sd = float(np.exp(rng.uniform(np.log(sd[0]), np.log(sd[1]))))
+        sd = field_spread(spread, rng)
+        if sd is not None:
             drawn = np.sort(rng.normal(0.0, sd, n))[::-1]
             gap = tuple(float(g) for g in -np.diff(drawn))
         field = make_field(n, gap, rng, noisy=noisy)
