@@ -28,6 +28,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from referee.stats.ladder import ELO, SPREAD_GRID  # noqa: E402
+from referee.stats.sequential import log_norm_cdf  # noqa: E402
 
 VERSIONS = 8
 LEVELS = (0.7, 0.8, 0.9)
@@ -37,11 +38,6 @@ PRIORS: tuple[tuple[str, float | None], ...] = (
     ("tau^-2", 2.0),
     ("the true spread (oracle)", None),
 )
-
-
-def normal_cdf(x: np.ndarray) -> np.ndarray:
-    out: np.ndarray = 0.5 * (1.0 + np.vectorize(math.erf)(x / math.sqrt(2.0)))
-    return out
 
 
 def top_pair_calls(
@@ -68,9 +64,8 @@ def top_pair_calls(
     weight /= weight.sum(axis=1, keepdims=True)
     shrink = taus**2 / (taus**2 + noise**2)
     # Given tau the two posteriors are independent normals: mean k y, variance k noise^2.
-    prob = (
-        weight * normal_cdf(np.sqrt(shrink)[None, :] * gap[:, None] / (noise * math.sqrt(2.0)))
-    ).sum(axis=1)
+    z = np.sqrt(shrink)[None, :] * gap[:, None] / (noise * math.sqrt(2.0))
+    prob = (weight * np.exp(log_norm_cdf(z))).sum(axis=1)
     out = {}
     for p in LEVELS:
         called = prob >= p
